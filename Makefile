@@ -1,0 +1,38 @@
+# Every target installs what it needs first and is safe to run again.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+CORPUS  ?= data/papers.jsonl
+
+.PHONY: install run run-cli ingest test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first and pinned: left to the resolver it would pull a multi-GB CUDA build.
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+ingest: install
+	$(BIN)/paperchat ingest $(CORPUS)
+
+# The main job: index the bundled corpus, then chat with it, offline.
+run: ingest
+	$(BIN)/paperchat chat
+
+run-cli: run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/bench_ingest_ask.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

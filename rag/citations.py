@@ -1,0 +1,345 @@
+"""Parse, check and ground the [n] citations of an answer. Pure logic: no model calls, no I/O.
+
+What counts as a citation marker
+--------------------------------
+A bracket group of source numbers:
+
+- one number or several, separated by "," or ";":   [1]   [1, 2]   [1,2]   [1; 3]
+- ranges with "-", "–" or "—", expanded:             [1-3]   [1–3]   [1, 4-5]
+- each number optionally led by "Source"/"Sources" (any case, optional ":"):  [Source 2]  [source 1, 2]
+- adjacent groups are separate markers:              [1][2]
+
+and only when
+
+- every number, and every range end, is between 1 and 99, and ranges go up ([3-1] is no marker):
+  this keeps the interval "in [0, 1]", years "[2022]" and "[1, 100]" out. An interval of two
+  small integers such as "[1, 5]" is indistinguishable from a citation and is read as one;
+- the group is not immediately followed by "(": "[1](https://...)" is a Markdown link;
+- the group is not inside inline math "$...$" / "$$...$$" or inline code "`...`".
+
+Anything else in brackets ("[x]", "[text](url)", "[^1]", "[0.5, 1]") is left alone.
+
+Checking (`check_citations`)
+----------------------------
+Numbers that name no retrieved source are removed from the text and reported; every remaining
+citation is tied to the answer sentence it sits in and to the sentence of the cited abstract that
+best supports that sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from rag.records import Citation, CitationReport, Source, normalize_space
+from rag.text import lexical_similarity, sentence_spans, split_sentences
+
+__all__ = [
+    "CitationMarker",
+    "SentenceScorer",
+    "check_citations",
+    "cited_numbers",
+    "find_citation_markers",
+    "find_support",
+    "strip_citations",
+]
+
+SentenceScorer = Callable[[str, list[str]], list[float]]
+"""scorer(claim, candidate_sentences) -> one score per candidate, higher is better supported."""
+
+_ITEM = r"(?:sources?\s*:?\s*)?\d{1,2}(?:\s*[-–—]\s*\d{1,2})?"
+_MARKER = re.compile(rf"\[\s*({_ITEM}(?:\s*[,;]\s*{_ITEM})*)\s*\](?!\()", re.IGNORECASE)
+_NUMBER_OR_RANGE = re.compile(r"(\d{1,2})(?:\s*[-–—]\s*(\d{1,2}))?")
+# Spans where brackets are not citations. Inline math follows Pandoc's rule (no space just inside
+# the dollars, no digit right after the closing one) so "costs $5 [1] and $10" is not math.
+_PROTECTED = re.compile(r"\$\$.+?\$\$|\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)|`[^`\n]*`", re.DOTALL)
+_MAX_NUMBER = 99
+
+# Markdown that is layout, not claim: list/heading/quote openers, a bold lead-in label such as the
+# extractive backend's "**Title**: ", and emphasis markers.
+_BLOCK_OPENER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d{1,3}[.)]\s+|>\s*)+")
+_LEAD_LABEL = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1\s*:\s*")
+_EMPHASIS = re.compile(r"\*\*|__")
+
+# An answer sentence this close to an abstract sentence is a copy of it (extractive answers quote).
+_COPY_THRESHOLD = 0.9
+_MIN_QUOTE_WORDS = 4
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class CitationMarker:
+    """One citation marker in a text: its span and the source numbers it names, in order."""
+
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------------------------
+
+
+def _expand(body: str) -> tuple[int, ...]:
+    """The numbers a marker's inside names, ranges expanded, repeats dropped; () if any is out of 1..99."""
+    numbers: list[int] = []
+    for low_text, high_text in _NUMBER_OR_RANGE.findall(body):
+        low = int(low_text)
+        high = int(high_text) if high_text else low
+        if not 1 <= low <= high <= _MAX_NUMBER:
+            return ()
+        numbers.extend(range(low, high + 1))
+    return tuple(dict.fromkeys(numbers))
+
+
+def find_citation_markers(text: str) -> list[CitationMarker]:
+    """Every citation marker in `text`, in order (see the module docstring for the rules)."""
+    protected = [m.span() for m in _PROTECTED.finditer(text)]
+    markers = []
+    for match in _MARKER.finditer(text):
+        if any(start <= match.start() < end for start, end in protected):
+            continue
+        numbers = _expand(match.group(1))
+        if numbers:
+            markers.append(CitationMarker(match.start(), match.end(), numbers))
+    return markers
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The source numbers cited in `text`, each once, in order of first appearance."""
+    numbers = (n for marker in find_citation_markers(text) for n in marker.numbers)
+    return list(dict.fromkeys(numbers))
+
+
+def strip_citations(text: str) -> str:
+    """`text` without its citation markers, spacing tidied ("foo [1]." -> "foo.")."""
+    edits = [(m.start, m.end, "") for m in find_citation_markers(text)]
+    return _splice(text, edits)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Editing
+# ---------------------------------------------------------------------------------------------
+
+
+def _splice(text: str, edits: Sequence[tuple[int, int, str]]) -> tuple[str, list[int]]:
+    """Apply ordered, non-overlapping (start, end, replacement) edits to `text`.
+
+    An empty replacement removes a marker and tidies what it leaves: the space before it goes
+    when punctuation, a space or the end follows ("foo [7]." -> "foo."), the space after it goes
+    at the start of a line ("[7] Foo" -> "Foo"), and emptied parentheses go ("foo ([7])." ->
+    "foo."). Returns the new text and, per edit, where it landed in the new text.
+    """
+    out = ""
+    positions: list[int] = []
+    cursor = 0
+    for start, end, replacement in edits:
+        out += text[cursor:start]
+        cursor = end
+        if replacement:
+            positions.append(len(out))
+            out += replacement
+            continue
+        out, cursor = _tidy_removal(out, text, cursor)
+        positions.append(len(out))
+    return out + text[cursor:], positions
+
+
+def _tidy_removal(out: str, text: str, cursor: int) -> tuple[str, int]:
+    """Spacing after a marker was cut between `out` and `text[cursor:]`; returns both, adjusted."""
+    following = text[cursor : cursor + 1]
+    if out.rstrip(" \t").endswith("(") and following == ")":
+        out, cursor = out.rstrip(" \t")[:-1], cursor + 1
+        following = text[cursor : cursor + 1]
+    if out[-1:] in (" ", "\t") and (not following or following.isspace() or following in ".,;:!?)]}"):
+        return out.rstrip(" \t"), cursor
+    if (not out or out.endswith("\n")) and following in (" ", "\t"):
+        while text[cursor : cursor + 1] in (" ", "\t"):
+            cursor += 1
+    return out, cursor
+
+
+def _format_marker(numbers: Sequence[int]) -> str:
+    return "[" + ", ".join(str(n) for n in numbers) + "]"
+
+
+def _drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
+    """`text` with numbers outside `valid` cut from its markers, and the numbers cut.
+
+    A marker keeps its own spelling when all its numbers are valid, is rewritten with the valid
+    ones when some are ("[1, 7]" -> "[1]"), and is removed when none are ("foo [7]." -> "foo.").
+    """
+    edits, invalid = [], []
+    for marker in find_citation_markers(text):
+        kept = [n for n in marker.numbers if n in valid]
+        invalid.extend(n for n in marker.numbers if n not in valid)
+        if len(kept) < len(marker.numbers):
+            edits.append((marker.start, marker.end, _format_marker(kept) if kept else ""))
+    return _splice(text, edits)[0], invalid
+
+
+# ---------------------------------------------------------------------------------------------
+# Answer sentences
+# ---------------------------------------------------------------------------------------------
+
+
+def _clean_sentence(sentence: str) -> str:
+    """The claim of an answer sentence: no list/heading opener, bold lead-in label or emphasis."""
+    sentence = _BLOCK_OPENER.sub("", sentence)
+    sentence = _LEAD_LABEL.sub("", sentence)
+    return normalize_space(_EMPHASIS.sub("", sentence))
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int
+    end: int
+    claim: str
+
+
+def _answer_sentences(plain: str) -> list[_Sentence]:
+    """Sentences of marker-free answer text that say something (a lone "-" or "**" says nothing)."""
+    sentences = (_Sentence(s, e, _clean_sentence(plain[s:e])) for s, e in sentence_spans(plain))
+    return [s for s in sentences if s.claim]
+
+
+def _owner(sentences: list[_Sentence], plain: str, position: int) -> int | None:
+    """Index of the sentence a marker that stood at `position` of the plain text belongs to.
+
+    Inside a sentence or right at its end: that sentence. Between sentences: the one before
+    ("... memory. [2]", also on a line of its own), unless the marker opened a line that goes
+    on with text ("[2] Foo ..."), which it then belongs to.
+    """
+    if not sentences:
+        return None
+    following = next((i for i, s in enumerate(sentences) if s.end >= position), None)
+    if following is None:
+        return len(sentences) - 1
+    if sentences[following].start < position or following == 0:
+        return following
+    line_start = plain.rfind("\n", 0, position) + 1
+    line_end = plain.find("\n", position)
+    rest_of_line = plain[position : line_end if line_end != -1 else len(plain)]
+    opens_line = not plain[line_start:position].strip() and rest_of_line.strip()
+    return following if opens_line else following - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Support
+# ---------------------------------------------------------------------------------------------
+
+
+def _copy_strength(claim: list[str], sentence: list[str]) -> float:
+    """How nearly two word lists are one text: 1 if equal, ~0.9+ for a quote of one in the other."""
+    if claim == sentence:
+        return 1.0
+    if not claim or not sentence:
+        return 0.0
+    short, long = sorted((claim, sentence), key=len)
+    if len(short) >= _MIN_QUOTE_WORDS and f" {' '.join(short)} " in f" {' '.join(long)} ":
+        return _COPY_THRESHOLD + (1 - _COPY_THRESHOLD) * len(short) / len(long)
+    if len(short) / len(long) < _COPY_THRESHOLD:
+        return 0.0  # too different in length for the ratio below to reach the threshold
+    return SequenceMatcher(None, claim, sentence, autojunk=False).ratio()
+
+
+def _copied(claim: str, sentences: Sequence[str]) -> int | None:
+    """Index of the abstract sentence the claim copies (or quotes, or nearly copies), if any."""
+    words = _WORD.findall(claim.casefold())
+    strengths = [_copy_strength(words, _WORD.findall(s.casefold())) for s in sentences]
+    best = max(range(len(sentences)), key=strengths.__getitem__, default=None)
+    return best if best is not None and strengths[best] >= _COPY_THRESHOLD else None
+
+
+def _scores(claim: str, sentences: list[str], scorer: SentenceScorer | None) -> list[float]:
+    if scorer is None:
+        return [lexical_similarity(claim, s) for s in sentences]
+    scores = [float(x) for x in scorer(claim, sentences)]
+    if len(scores) != len(sentences):
+        raise ValueError(f"citation scorer returned {len(scores)} scores for {len(sentences)} sentences")
+    return scores
+
+
+def find_support(claim: str, abstract: str, *, scorer: SentenceScorer | None = None) -> tuple[str, float]:
+    """The sentence of `abstract` that best supports `claim`, and its score.
+
+    Candidates are scored with `scorer(claim, sentences)` when given, else with
+    `lexical_similarity`; the highest wins (the earliest on ties). A sentence the claim copies,
+    quotes (4+ words verbatim), or nearly copies (word-level similarity >= 0.9) wins whatever
+    the scores say, since extractive answers copy sentences and the scorer may be noisy. The
+    score returned is the scorer's score of the winning sentence. ("", 0.0) for an empty abstract.
+    """
+    sentences = split_sentences(abstract)
+    if not sentences:
+        return "", 0.0
+    scores = _scores(claim, sentences, scorer)
+    best = _copied(claim, sentences)
+    if best is None:
+        best = max(range(len(sentences)), key=scores.__getitem__)
+    return sentences[best], scores[best]
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking
+# ---------------------------------------------------------------------------------------------
+
+
+def check_citations(
+    text: str,
+    sources: Sequence[Source],
+    *,
+    scorer: SentenceScorer | None = None,
+) -> CitationReport:
+    """Check an answer's citations against the sources it was given, and ground each one.
+
+    - A number that names no source (no `source.number` equals it) is removed from the text,
+      spacing and brackets tidied ("foo [7]." -> "foo.", "[1, 7]" -> "[1]"), and listed in
+      `invalid` (sorted, once each).
+    - Each remaining citation becomes one `Citation` per (number, citing sentence): citing a
+      source twice in one sentence gives one, citing it in two sentences gives two. Order is the
+      order of appearance.
+    - `citing_sentence` is the answer sentence the marker sits in, without markers or Markdown
+      layout; a marker after the sentence's period ("... memory. [2]", even on its own line)
+      belongs to that sentence, a marker opening a line belongs to the text after it.
+    - `support` / `support_score` come from `find_support` over the cited paper's abstract.
+    - `uncited` is True when no valid citation remains.
+    """
+    by_number = {source.number: source for source in sources}
+    cleaned, invalid = _drop_invalid(text, set(by_number))
+    markers = find_citation_markers(cleaned)
+    plain, positions = _splice(cleaned, [(m.start, m.end, "") for m in markers])
+    sentences = _answer_sentences(plain)
+
+    citations: list[Citation] = []
+    seen: set[tuple[int, str]] = set()
+    for marker, position in zip(markers, positions, strict=True):
+        owner = _owner(sentences, plain, position)
+        claim = sentences[owner].claim if owner is not None else ""
+        for number in marker.numbers:
+            if (number, claim) not in seen:
+                seen.add((number, claim))
+                citations.append(_citation(by_number[number], claim, scorer))
+    return CitationReport(
+        text=cleaned,
+        citations=tuple(citations),
+        invalid=tuple(sorted(set(invalid))),
+        uncited=not citations,
+    )
+
+
+def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:
+    paper = source.paper
+    support, score = find_support(claim, paper.abstract, scorer=scorer)
+    return Citation(
+        number=source.number,
+        paper_id=paper.id,
+        title=paper.display_title,
+        authors=paper.authors,
+        url=paper.url,
+        citing_sentence=claim,
+        support=support,
+        support_score=score,
+    )

@@ -1,0 +1,245 @@
+"""`paperchat`: the command line, a thin layer over the library (parsing and printing only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from rag.errors import PaperChatError
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _Group(click.Group):
+    """Prints our errors as a short message (no traceback) and exits non-zero."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except PaperChatError as exc:
+            err.print(f"[bold red]error:[/] {escape(exc.message)}")
+            if exc.hint:
+                err.print(f"[dim]hint: {escape(exc.hint)}[/]")
+            sys.exit(1)
+        except KeyboardInterrupt:
+            err.print("[dim]interrupted[/]")
+            sys.exit(130)
+
+
+@click.group(cls=_Group)
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Where the index lives (PAPERCHAT_DATA_DIR).")
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "extractive", "openai", "local"]),
+    help="Who writes answers (PAPERCHAT_BACKEND); auto: openai with a key, else extractive.",
+)
+@click.pass_context
+def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
+    """Chat with research-paper abstracts; every claim cites its paper."""
+    from rag.settings import Settings
+
+    overrides = {k: v for k, v in {"data_dir": data_dir, "backend": backend}.items() if v is not None}
+    ctx.obj = Settings(**overrides)
+
+
+def _index(ctx: click.Context):
+    from rag.store import Index
+
+    return Index.open(ctx.obj)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=err, transient=True,
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--skip-invalid", is_flag=True, help="Load the valid records and report the invalid ones.")
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> None:
+    """Load corpus files (listing .txt, .jsonl[.gz], BEIR corpus.jsonl, .csv, .bib) into the index."""
+    from rag.corpus import load_corpus
+
+    # Every file is read and checked before anything is written, so a bad file changes nothing.
+    loads = [(path, load_corpus(path, skip_invalid=skip_invalid)) for path in paths]
+    index = _index(ctx)
+    table = Table("file", "added", "updated", "unchanged", "skipped", "chunks", "seconds")
+    for path, loaded in loads:
+        with _progress() as bar:
+            task = bar.add_task(f"embedding {path.name}", total=None)
+            report = index.ingest(loaded, progress=lambda done, total: bar.update(task, completed=done, total=total))
+        table.add_row(
+            str(path), str(report.added), str(report.updated), str(report.unchanged),
+            str(len(report.skipped)), str(report.chunks_written), f"{report.seconds:.1f}",
+        )
+        for skipped in report.skipped:
+            err.print(f"[yellow]skipped[/] {escape(str(skipped))}")
+    out.print(table)
+    out.print(f"{len(index)} papers in the index at {index.path}")
+
+
+def _filters(category, venue, author, year_from, year_to):
+    from rag.records import Filters
+
+    return Filters(category=category, venue=venue, author=author, year_min=year_from, year_max=year_to)
+
+
+def _filter_options(f):
+    for option in reversed(
+        [
+            click.option("--category", help="Only papers whose category contains this."),
+            click.option("--venue", help="Only papers whose venue contains this."),
+            click.option("--author", help="Only papers with an author whose name contains this."),
+            click.option("--year-from", type=int, help="Only papers from this year on."),
+            click.option("--year-to", type=int, help="Only papers up to this year."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _assistant(ctx: click.Context):
+    from rag.chain import Assistant
+
+    assistant = Assistant(_index(ctx), ctx.obj)
+    err.print(f"[dim]backend: {escape(assistant.backend.label)}: {escape(assistant.backend.reason)}[/]")
+    return assistant
+
+
+def _print_stream(events: Iterator, *, as_json: bool):
+    """Stream tokens to stdout as they come, then the cited papers; returns the Answer."""
+    from rag.chain import DoneEvent, TokenEvent
+
+    answer = None
+    for event in events:
+        if isinstance(event, TokenEvent) and not as_json:
+            out.print(escape(event.text), end="")
+        elif isinstance(event, DoneEvent):
+            answer = event.answer
+    if as_json:
+        out.print_json(answer.model_dump_json())
+        return answer
+    out.print()
+    _print_references(answer)
+    return answer
+
+
+def _print_references(answer) -> None:
+    if answer.invalid_citations:
+        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        err.print(f"[yellow]removed citations to no retrieved source: {numbers}[/]")
+    if answer.covered and answer.uncited:
+        err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
+    cited = answer.cited_sources
+    if cited:
+        out.print("\n[bold]Sources[/]")
+    for s in cited:
+        p = s.paper
+        where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
+        out.print(f"[bold][{s.number}][/] {escape(p.display_title)}")
+        out.print(f"    {escape(p.author_line)}" + (f" · {escape(where)}" if where else ""))
+        if p.url:
+            out.print(f"    [link={p.url}]{escape(p.url)}[/link]")
+    others = [s for s in answer.sources if s not in cited]
+    if others and answer.covered:
+        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {escape(s.paper.display_title)}" for s in others) + "[/]")
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--k", type=click.IntRange(1, 50), help="How many papers to retrieve.")
+@_filter_options
+@click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
+@click.pass_context
+def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json) -> None:
+    """Answer a question from the indexed abstracts, with citations."""
+    assistant = _assistant(ctx)
+    filters = _filters(category, venue, author, year_from, year_to)
+    _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json)
+
+
+@cli.command()
+@click.argument("paper")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
+@click.pass_context
+def summarize(ctx, paper: str, as_json: bool) -> None:
+    """Summarize one paper (by id or words of its title), citing it."""
+    _print_stream(_assistant(ctx).stream_summary(paper), as_json=as_json)
+
+
+@cli.command()
+@click.option("--k", type=click.IntRange(1, 50), help="How many papers to retrieve.")
+@_filter_options
+@click.pass_context
+def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
+    """A conversation in the terminal: follow-ups use the earlier answers. Empty line or /quit ends."""
+    assistant = _assistant(ctx)
+    filters = _filters(category, venue, author, year_from, year_to)
+    out.print(f"[dim]{len(assistant.index)} papers indexed. Ask a question (/quit to leave).[/]")
+    history = []
+    while True:
+        try:
+            question = click.prompt("\nyou", prompt_suffix="> ", default="", show_default=False).strip()
+        except (EOFError, click.Abort):
+            break
+        if question in ("", "/quit", "/exit"):
+            break
+        try:
+            answer = _print_stream(assistant.stream(question, history=history, k=k, filters=filters), as_json=False)
+        except PaperChatError as exc:
+            err.print(f"[bold red]error:[/] {escape(str(exc))}")
+            continue
+        if answer.standalone_question != question:
+            err.print(f"[dim](searched for: {escape(answer.standalone_question)})[/]")
+        history.append(answer)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def stats(ctx, as_json: bool) -> None:
+    """What the index holds."""
+    s = _index(ctx).stats()
+    if as_json:
+        out.print_json(json.dumps(s.__dict__, default=str))
+        return
+    out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.path}")
+    for label, counts in (("venues", s.venues), ("categories", s.categories), ("years", s.years)):
+        if counts:
+            out.print(f"{label}: " + ", ".join(f"{escape(str(k))} ({v})" for k, v in list(counts.items())[:15]))
+
+
+@cli.command()
+@click.argument("paper_ids", nargs=-1, required=True)
+@click.pass_context
+def remove(ctx, paper_ids: tuple[str, ...]) -> None:
+    """Delete papers (by id) and their chunks from the index."""
+    index = _index(ctx)
+    for paper_id in paper_ids:
+        paper = index.remove(paper_id)
+        out.print(f"removed {paper.id}: {escape(paper.display_title)}")
+
+
+@cli.command()
+@click.confirmation_option(prompt="Delete every paper from the index?")
+@click.pass_context
+def reset(ctx) -> None:
+    """Empty the index."""
+    _index(ctx).reset()
+    out.print("the index is empty")
+
+
+def main() -> None:
+    cli(prog_name="paperchat")

@@ -1,0 +1,490 @@
+"""Read a corpus file into `Paper`s, or say which record is bad and how to fix it.
+
+The format follows the file extension; a trailing ``.gz`` is decompressed first, so any format may
+be gzipped (``papers.jsonl.gz``). Files must be UTF-8 (a byte-order mark is accepted).
+
+``.txt``, the seed listing, as a paper-search page prints it (``shared/seeds/``)::
+
+    论文检索                                  <- a header line, ignored
+
+    Deep Learning · Attention Mechanisms      <- category
+    (blank)
+    Peng Jin, Bo Zhu, Li Yuan, Shuicheng YAN  <- authors, comma-separated
+    (blank)
+    In this work, we upgrade the ...          <- abstract, one paragraph
+    (blank)
+    Theory · Online Learning and Bandits      <- the next paper's category
+    ...
+
+  A blank line separates every paragraph, inside a paper as between papers, so papers are read as
+  consecutive groups of three paragraphs after the header. There are no titles, venues or years.
+
+``.jsonl``, one JSON object per line, in one of two shapes told apart by their keys:
+
+  - ours: ``id``, ``title``, ``authors`` (a list, or one string separated by "," / " and " / ";"),
+    ``abstract``, ``category`` (or ``primary_area``), ``venue``, ``year``, ``url``. Every other
+    scalar field goes into ``Paper.extra`` as a string, lists (``keywords``) joined with ", ".
+    Without a ``year``, a venue ending in one ("3DV 2025") gives it.
+  - BEIR's ``corpus.jsonl``: ``_id``, ``title``, ``text``; ``text`` is the abstract.
+
+``.csv``, with a header row naming the same fields in any case (``text`` may stand for
+``abstract``; authors separated by ";" or ",").
+
+``.bib``, BibTeX entries with an ``abstract`` (arXiv, ACL Anthology exports). LaTeX in titles,
+names, abstracts and venues becomes Unicode ("M{\\"u}ller, J." -> "J. Müller"); the venue is the
+journal or booktitle, the category the primaryClass or keywords, the url the url, else the doi or
+the arXiv eprint as a link; the citation key is the id.
+
+Every record gets an id: its own (``id``, ``_id``, the citation key), else `stable_id` of its
+title, authors and abstract, so the same record has the same id on every load. Titles and
+abstracts have their whitespace collapsed.
+
+A record is reported at the line it starts on. A bad one (no abstract, broken JSON or BibTeX, a
+byte that is not UTF-8, ...) raises `RecordError` ("papers.jsonl:17: missing abstract", with a
+hint), or with ``skip_invalid=True`` is left out and listed in `LoadResult.skipped`. A repeated id
+is never an error: the first record is kept and the later ones are listed as skipped. A file that
+cannot be read at all (missing, a directory, an unknown extension, no records) raises
+`CorpusError`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import csv
+import gzip
+import io
+import json
+import re
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from itertools import groupby
+from pathlib import Path
+
+import bibtexparser
+from bibtexparser.middlewares import (
+    MergeNameParts,
+    NormalizeFieldKeys,
+    SeparateCoAuthors,
+    SplitNameParts,
+    default_parse_stack,
+)
+from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
+from rag.errors import CorpusError, RecordError
+from rag.records import LoadResult, Paper, SkippedRecord, normalize_space, stable_id
+
+__all__ = [
+    "load_bibtex",
+    "load_corpus",
+    "load_csv",
+    "load_jsonl",
+    "load_listing",
+]
+
+_SKIP = "or load with --skip-invalid to skip such records"
+_ENCODING_HINT = "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 OLD > NEW)"
+
+# A field's possible names, preferred first; the first non-empty one is used.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "_id"),
+    "title": ("title",),
+    "authors": ("authors", "author"),
+    "abstract": ("abstract", "text"),
+    "category": ("category", "primary_area"),
+    "venue": ("venue",),
+    "year": ("year",),
+    "url": ("url",),
+}
+_MAPPED = frozenset(name for names in _ALIASES.values() for name in names)
+_SCALAR = (str, int, float, bool)
+_AUTHOR_SEPARATOR = re.compile(r"\s*,\s*|\s+and\s+")
+_VENUE_YEAR = re.compile(r"(?<!\d)(\d{4})$")
+# errors="surrogateescape" turns each undecodable byte into one of these code points.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+class _Invalid(Exception):
+    """Why a record cannot become a Paper. A parser yields it for one bad record, and raises it
+    when the rest of the file cannot be read. ``line``, if set, is where the problem sits when
+    that is not the record's first line."""
+
+    def __init__(self, reason: str, hint: str = f"fix the record, {_SKIP}", line: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+        self.line = line
+
+
+_Parsed = tuple[int, "Mapping[str, object] | _Invalid"]
+
+
+# --- the shared record validation -----------------------------------------------------------
+
+
+def _paper(fields: Mapping[str, object]) -> Paper:
+    """The one place a record of any format becomes a Paper, or is rejected."""
+    fields = {str(key).strip().lower(): value for key, value in fields.items()}
+    abstract = normalize_space(_text(fields, "abstract"))
+    if not abstract:
+        raise _Invalid("missing abstract", f'add an "abstract" field, {_SKIP}')
+    title = normalize_space(_text(fields, "title"))
+    authors = _authors(_pick(fields, "authors"))
+    venue = normalize_space(_text(fields, "venue"))
+    return Paper(
+        id=_text(fields, "id").strip() or stable_id(title, "; ".join(authors), abstract),
+        title=title,
+        authors=authors,
+        abstract=abstract,
+        category=normalize_space(_text(fields, "category")),
+        venue=venue,
+        year=_year(_pick(fields, "year"), venue),
+        url=_text(fields, "url").strip(),
+        extra=_extra(fields),
+    )
+
+
+def _blank(value: object) -> bool:
+    return value is None or value == [] or (isinstance(value, str) and not value.strip())
+
+
+def _pick(fields: Mapping[str, object], name: str) -> object:
+    return next((fields[key] for key in _ALIASES[name] if not _blank(fields.get(key))), None)
+
+
+def _text(fields: Mapping[str, object], name: str) -> str:
+    value = _pick(fields, name)
+    if value is None:
+        return ""
+    if isinstance(value, _SCALAR):
+        return str(value)
+    raise _Invalid(f'"{name}" should be text, not {type(value).__name__}')
+
+
+def _authors(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        names = value.split(";") if ";" in value else _AUTHOR_SEPARATOR.split(value)
+    elif isinstance(value, list) and all(isinstance(name, str) for name in value):
+        names = value
+    else:
+        raise _Invalid('"authors" should be a list of names, or one string of them separated by ","')
+    return tuple(filter(None, map(normalize_space, names)))
+
+
+def _year(value: object, venue: str) -> int | None:
+    if value is None:
+        match = _VENUE_YEAR.search(venue)
+        return int(match[1]) if match else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value):
+        return int(value)
+    raise _Invalid(f"year {value!r} is not a number", f"write the year as digits (2025), {_SKIP}")
+
+
+def _extra(fields: Mapping[str, object]) -> dict[str, str]:
+    extra = {}
+    for key, value in fields.items():
+        if key in _MAPPED:
+            continue
+        if isinstance(value, list) and all(item is None or isinstance(item, _SCALAR) for item in value):
+            text = ", ".join(str(item) for item in value if not _blank(item))
+        elif isinstance(value, _SCALAR):
+            text = str(value)
+        else:  # nested objects (a matcher's diagnostics, BEIR's metadata) have no flat form
+            continue
+        if text := normalize_space(text):
+            extra[key] = text
+    return extra
+
+
+def _undecodable_reason(fields: object) -> str:
+    """Why a record read from a file with bytes that are not UTF-8 is bad, or "" if it is fine."""
+    if isinstance(fields, str):
+        match = _UNDECODABLE.search(fields)
+        return f"not UTF-8: byte 0x{ord(match[0]) - 0xDC00:02x} cannot be decoded" if match else ""
+    if isinstance(fields, Mapping):
+        fields = [*fields.keys(), *fields.values()]
+    if isinstance(fields, list):
+        return next(filter(None, map(_undecodable_reason, fields)), "")
+    return ""
+
+
+# --- reading a file and collecting its records ----------------------------------------------
+
+
+def _load(
+    path: str | Path, parse: Callable[[str], Iterator[_Parsed]], skip_invalid: bool
+) -> LoadResult:
+    name = str(path)
+    text, undecodable_lines = _read_text(Path(path), name, skip_invalid)
+    papers: list[Paper] = []
+    skipped: list[SkippedRecord] = []
+    first_seen: dict[str, int] = {}
+    try:
+        for line, record in parse(text):
+            try:
+                if isinstance(record, _Invalid):
+                    raise record
+                if undecodable_lines and (reason := _undecodable_reason(record)):
+                    # Report the line of the byte, as a strict load does, not the record's first.
+                    after = bisect.bisect_left(undecodable_lines, line)
+                    at = undecodable_lines[after] if after < len(undecodable_lines) else line
+                    raise _Invalid(reason, _ENCODING_HINT, at)
+                paper = _paper(record)
+            except _Invalid as bad:
+                if not skip_invalid:
+                    raise RecordError(name, bad.line or line, bad.reason, hint=bad.hint) from None
+                skipped.append(SkippedRecord(path=name, line=bad.line or line, reason=bad.reason))
+                continue
+            if paper.id in first_seen:
+                reason = f"duplicate id {paper.id} (first seen at line {first_seen[paper.id]})"
+                skipped.append(SkippedRecord(path=name, line=line, reason=reason))
+                continue
+            first_seen[paper.id] = line
+            papers.append(paper)
+    except _Invalid as fatal:
+        raise RecordError(name, fatal.line, fatal.reason, hint=fatal.hint) from None
+    if not papers and not skipped:
+        raise CorpusError(f"{name}: no records found", hint=f"is this the right file? {_FORMATS}")
+    return LoadResult(papers=tuple(papers), skipped=tuple(skipped))
+
+
+def _read_text(path: Path, name: str, skip_invalid: bool) -> tuple[str, list[int]]:
+    """The file's text, and the lines holding bytes that are not UTF-8 (only when skipping)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        hint = "check the path (a relative one starts at the current directory)"
+        raise CorpusError(f"{name}: no such file", hint=hint) from None
+    except OSError as exc:
+        hint = "pass a corpus file you can read"
+        raise CorpusError(f"{name}: cannot be read ({exc.strerror})", hint=hint) from None
+    if path.name.lower().endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            hint = "recompress it with gzip, or drop the .gz from its name if it is not compressed"
+            raise CorpusError(f"{name}: not a valid gzip file ({exc})", hint=hint) from None
+    data = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as exc:
+        if not skip_invalid:
+            line = data.count(b"\n", 0, exc.start) + 1
+            reason = f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded"
+            raise RecordError(name, line, reason, hint=_ENCODING_HINT) from None
+    text = data.decode("utf-8", errors="surrogateescape")
+    bad_lines = [number for number, line in enumerate(_lines(text), 1) if _UNDECODABLE.search(line)]
+    return text, bad_lines
+
+
+def _lines(text: str) -> list[str]:
+    # Not str.splitlines(): it also breaks at U+2028 and other separators that JSON strings may
+    # hold, which would split records and shift every line number after them. A "\r" left by
+    # Windows line ends is whitespace to every reader of these lines.
+    return text.split("\n")
+
+
+# --- the formats ----------------------------------------------------------------------------
+
+
+def load_listing(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load a seed listing (``.txt``): a header line, then per paper three paragraphs separated by
+    blank lines (category, comma-separated authors, abstract). Papers have no title."""
+    return _load(path, _listing_records, skip_invalid)
+
+
+def _listing_records(text: str) -> Iterator[_Parsed]:
+    paragraphs = []  # (first line number, the paragraph's lines joined)
+    numbered = enumerate(_lines(text), 1)
+    for has_text, group in groupby(numbered, key=lambda item: bool(item[1].strip())):
+        if has_text:
+            run = list(group)
+            paragraphs.append((run[0][0], " ".join(line.strip() for _, line in run)))
+    for start in range(1, len(paragraphs), 3):
+        block = paragraphs[start : start + 3]
+        if len(block) < 3:
+            yield block[0][0], _Invalid(
+                f"incomplete paper: {len(block)} of 3 paragraphs (category, authors, abstract)",
+                "give every paper a category line, an author line and an abstract, separated by "
+                f"blank lines (a missing one shifts every paper after it), {_SKIP}",
+            )
+            continue
+        (line, category), (_, authors), (_, abstract) = block
+        yield line, {"category": category, "authors": authors, "abstract": abstract}
+
+
+def load_jsonl(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load JSON Lines (``.jsonl``, ``.jsonl.gz``) in our schema or as a BEIR ``corpus.jsonl``."""
+    return _load(path, _jsonl_records, skip_invalid)
+
+
+def _jsonl_records(text: str) -> Iterator[_Parsed]:
+    hint = f"make the line one JSON object, {_SKIP}"
+    for number, line in enumerate(_lines(text), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, _Invalid(f"invalid JSON: {exc.msg} (column {exc.colno})", hint)
+            continue
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            yield number, _Invalid(f"expected a JSON object, got {type(record).__name__}", hint)
+
+
+def load_csv(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load a CSV file (``.csv``) whose header row names the fields, in any case."""
+    return _load(path, _csv_records, skip_invalid)
+
+
+def _csv_records(text: str) -> Iterator[_Parsed]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] = []
+    end = 0
+    try:
+        for row in reader:
+            # A quoted cell may span lines: the row starts after the previous one ends.
+            start, end = end + 1, reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if not header:
+                header = [cell.strip().lower() for cell in row]
+                if not {"abstract", "text"} & set(header):
+                    raise _Invalid(
+                        f"no abstract column in the header ({', '.join(header)})",
+                        'name the column of abstracts "abstract" (or "text")',
+                        start,
+                    )
+                continue
+            if len(row) > len(header):
+                yield start, _Invalid(
+                    f"{len(row)} cells but the header has {len(header)}",
+                    f"put cells that hold commas in double quotes, {_SKIP}",
+                )
+                continue
+            yield start, dict(zip(header, row))
+    except csv.Error as exc:  # the reader cannot go on past it
+        raise _Invalid(f"malformed CSV: {exc}", "check the quotes of this row", end + 1) from None
+
+
+def load_bibtex(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load BibTeX (``.bib``); every entry needs an ``abstract`` field."""
+    return _load(path, _bibtex_records, skip_invalid)
+
+
+def _bibtex_parse(text: str) -> bibtexparser.Library:
+    # Names are split and reordered ("Last, First" -> "First Last") while their braces still
+    # protect "{Barnes and Noble}"; LaTeX is decoded afterwards, field by field (see _latex).
+    stack = [
+        *default_parse_stack(),
+        NormalizeFieldKeys(),
+        SeparateCoAuthors(),
+        SplitNameParts(),
+        MergeNameParts(style="first"),
+    ]
+    return bibtexparser.parse_string(text, parse_stack=stack)
+
+
+def _bibtex_records(text: str) -> Iterator[_Parsed]:
+    for block in _bibtex_parse(text).blocks:
+        line = (block.start_line or 0) + 1  # bibtexparser counts lines from 0
+        if isinstance(block, DuplicateBlockKeyBlock):
+            # bibtexparser sets an entry with a taken key aside unparsed; parse it alone so the
+            # shared check reports it as a duplicate id, as in every other format.
+            block = next(iter(_bibtex_parse(block.raw or "").blocks), block)
+        if isinstance(block, ParsingFailedBlock):
+            detail = getattr(block.error, "abort_reason", "") or str(block.error)
+            yield line, _Invalid(
+                f"BibTeX syntax error: {normalize_space(detail)}",
+                f"check that the entry's braces and quotes are balanced, {_SKIP}",
+            )
+        elif isinstance(block, Entry):
+            yield line, _bibtex_fields(block)
+
+
+# BibTeX fields that become Paper fields; every other one goes into Paper.extra as it is.
+_BIBTEX_MAPPED = frozenset(
+    {"author", "title", "abstract", "journal", "booktitle", "year", "url", "primaryclass"}
+)
+
+
+def _bibtex_fields(entry: Entry) -> dict[str, object]:
+    fields = {field.key: field.value for field in entry.fields}
+    return {
+        **{key: value for key, value in fields.items() if key not in _BIBTEX_MAPPED},
+        "id": entry.key,
+        "title": _latex(fields.get("title")),
+        "authors": [_latex(name) for name in fields.get("author", [])],
+        "abstract": _latex(fields.get("abstract")),
+        "venue": _latex(fields.get("journal") or fields.get("booktitle")),
+        "category": _latex(fields.get("primaryclass") or fields.get("keywords")),
+        "year": fields.get("year"),
+        "url": fields.get("url") or _doi_url(fields.get("doi")) or _arxiv_url(fields),
+    }
+
+
+def _doi_url(doi: object) -> str:
+    if not isinstance(doi, str) or not doi.strip():
+        return ""
+    return doi.strip() if doi.startswith("http") else f"https://doi.org/{doi.strip()}"
+
+
+def _arxiv_url(fields: Mapping[str, object]) -> str:
+    eprint = fields.get("eprint")
+    archive = fields.get("archiveprefix") or fields.get("eprinttype") or "arXiv"
+    if not isinstance(eprint, str) or not eprint.strip() or str(archive).lower() != "arxiv":
+        return ""
+    return f"https://arxiv.org/abs/{eprint.strip()}"
+
+
+_LATEX_CONTEXT = get_default_latex_context_db()
+# As bibtexparser's LatexDecodingMiddleware does: a \url{...} is its address, not "<address>".
+_LATEX_CONTEXT.add_context_category(
+    "paperchat", prepend=True, macros=[MacroTextSpec("url", simplify_repl="%s")]
+)
+_LATEX_TO_TEXT = LatexNodes2Text(latex_context=_LATEX_CONTEXT, math_mode="verbatim")
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
+
+
+def _latex(value: object) -> str:
+    """LaTeX to Unicode, for the fields shown as text. Not LatexDecodingMiddleware: that decodes
+    every field, cutting urls at their first "%", and skips names once they are split."""
+    if not isinstance(value, str):
+        return ""
+    # In a field a bare % is a percent sign; LaTeX would read it as a comment and drop the rest.
+    return _LATEX_TO_TEXT.latex_to_text(_BARE_PERCENT.sub(r"\\%", value))
+
+
+# --- choosing the format --------------------------------------------------------------------
+
+_LOADERS: dict[str, Callable[..., LoadResult]] = {
+    ".txt": load_listing,
+    ".jsonl": load_jsonl,
+    ".csv": load_csv,
+    ".bib": load_bibtex,
+}
+_FORMATS = (
+    "Corpus files are .txt (seed listing), .jsonl, .csv or .bib, each optionally gzipped"
+    " (.jsonl.gz)."
+)
+
+
+def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load a corpus file, choosing the format by its extension (see the module docstring)."""
+    name = str(path)
+    if Path(path).is_dir():
+        hint = f"pass the corpus files in it instead. {_FORMATS}"
+        raise CorpusError(f"{name} is a directory, not a corpus file", hint=hint)
+    suffix = Path(name.lower().removesuffix(".gz")).suffix
+    loader = _LOADERS.get(suffix)
+    if loader is None:
+        what = f"unknown corpus format {suffix!r}" if suffix else "no extension to tell its format"
+        raise CorpusError(f"{name}: {what}", hint=_FORMATS)
+    return loader(path, skip_invalid=skip_invalid)

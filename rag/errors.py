@@ -1,0 +1,70 @@
+"""PaperChat's exceptions: one hierarchy, each with a message a user can act on.
+
+Every error a user can cause or meet (a bad file, a bad record, a missing model, an API that is
+down, a missing key) is a `PaperChatError`. Its message says what went wrong and where; its
+`hint` says what to do. The CLI and the UI print these without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class PaperChatError(Exception):
+    """Base of every error PaperChat raises on purpose."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class ConfigError(PaperChatError):
+    """A setting is missing or inconsistent."""
+
+
+class CorpusError(PaperChatError):
+    """A corpus file cannot be read at all (missing, unknown format, empty)."""
+
+
+class RecordError(CorpusError):
+    """One record of a corpus file is invalid; names the file and the line."""
+
+    def __init__(self, path: str, line: int, reason: str, *, hint: str = "") -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{path}:{line}: {reason}", hint=hint or "fix the record, or load with --skip-invalid to skip it")
+
+
+class StoreError(PaperChatError):
+    """The index on disk cannot be opened or written."""
+
+
+class EmbeddingMismatchError(StoreError):
+    """The index was built with another embedding model than the one configured."""
+
+
+class ModelNotFoundError(PaperChatError):
+    """A model file or package the configuration names is not there."""
+
+
+class PaperNotFoundError(PaperChatError):
+    """No indexed paper matches the id or title words given."""
+
+
+class BackendError(PaperChatError):
+    """The answering backend failed (API down, bad key, rate limit, model error)."""
+
+
+class BackendUnavailableError(BackendError):
+    """The backend's server cannot be reached."""
+
+
+class AuthenticationError(BackendError):
+    """The API key was refused."""
+
+
+class RateLimitError(BackendError):
+    """The API asked us to slow down."""

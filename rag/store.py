@@ -1,0 +1,265 @@
+"""The index on disk: a persistent Chroma collection of chunks plus a BM25 index over papers.
+
+Chroma holds everything: each chunk's vector, its text and its paper's metadata, with the whole
+paper record on the paper's first chunk, so the paper table and the BM25 index are rebuilt from
+the collection when it opens and nothing else on disk can drift out of step with it.
+The collection records the embedding model that built it; opening it with another is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from rag.chunking import chunk_paper
+from rag.embeddings import embedding_model_id, make_embeddings
+from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
+from rag.offline import prepare
+from rag.records import Chunk, IngestReport, LoadResult, Paper
+from rag.settings import Settings
+
+Progress = Callable[[int, int], None]
+
+_BATCH = 64
+
+
+@dataclass(frozen=True)
+class DenseHit:
+    paper_id: str
+    similarity: float
+    text: str
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    papers: int
+    chunks: int
+    embedding_model: str
+    path: str
+    categories: dict[str, int]
+    venues: dict[str, int]
+    years: dict[int, int]
+
+
+def _paper_metadata(paper: Paper, chunk: Chunk, content_hash: str) -> dict:
+    meta: dict = {
+        "paper_id": paper.id,
+        "position": chunk.position,
+        "n_chunks": chunk.n_chunks,
+        "content_hash": content_hash,
+        "title": paper.title,
+        "authors": json.dumps(list(paper.authors), ensure_ascii=False),
+        "category": paper.category,
+        "venue": paper.venue,
+        "url": paper.url,
+    }
+    if paper.year is not None:
+        meta["year"] = paper.year
+    if chunk.position == 0:
+        meta["abstract"] = paper.abstract
+        meta["extra"] = json.dumps(paper.extra, ensure_ascii=False)
+    return meta
+
+
+def _paper_from_metadata(meta: dict) -> Paper:
+    return Paper(
+        id=meta["paper_id"],
+        title=meta.get("title", ""),
+        authors=tuple(json.loads(meta.get("authors", "[]"))),
+        abstract=meta["abstract"],
+        category=meta.get("category", ""),
+        venue=meta.get("venue", ""),
+        year=meta.get("year"),
+        url=meta.get("url", ""),
+        extra=json.loads(meta.get("extra", "{}")),
+    )
+
+
+class Index:
+    """Papers, their chunks and vectors, and the lexical index; the only code touching Chroma."""
+
+    def __init__(self, settings: Settings, embeddings: Embeddings, *, model_id: str | None = None) -> None:
+        from langchain_chroma import Chroma
+
+        self.settings = settings
+        self.embeddings = embeddings
+        self.model_id = model_id or embedding_model_id(settings)
+        self.path = Path(settings.data_dir) / "chroma"
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.vectorstore = Chroma(
+                collection_name=settings.collection,
+                embedding_function=embeddings,
+                persist_directory=str(self.path),
+                collection_metadata={"embedding_model": self.model_id},
+                collection_configuration={"hnsw": {"space": "cosine"}},
+            )
+        except OSError as exc:
+            raise StoreError(
+                f"cannot open the index at {self.path}: {exc}",
+                hint="set PAPERCHAT_DATA_DIR to a writable folder",
+            ) from exc
+        self._collection = self.vectorstore._collection
+        built_with = (self._collection.metadata or {}).get("embedding_model")
+        if built_with != self.model_id:
+            raise EmbeddingMismatchError(
+                f"the index at {self.path} (collection '{settings.collection}') was built with "
+                f"{built_with}, but the configured embedding model is {self.model_id}",
+                hint="use the model it was built with, or another PAPERCHAT_DATA_DIR / "
+                "PAPERCHAT_COLLECTION, or `paperchat reset` and ingest again",
+            )
+        self._papers: dict[str, Paper] | None = None
+        self._hashes: dict[str, str] = {}
+        self._lexical = None
+
+    @classmethod
+    def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
+        """Open (or create) the index under `settings.data_dir`, loading the embedding model."""
+        prepare(Path(settings.data_dir))
+        return cls(settings, embeddings or make_embeddings(settings))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _load_papers(self) -> dict[str, Paper]:
+        if self._papers is None:
+            got = self._collection.get(where={"position": 0}, include=["metadatas"])
+            metas = got["metadatas"] or []
+            self._papers = {m["paper_id"]: _paper_from_metadata(m) for m in metas}
+            self._hashes = {m["paper_id"]: m["content_hash"] for m in metas}
+        return self._papers
+
+    @property
+    def papers(self) -> dict[str, Paper]:
+        """Every indexed paper by id."""
+        return self._load_papers()
+
+    def __len__(self) -> int:
+        return len(self.papers)
+
+    def get(self, paper_id: str) -> Paper:
+        try:
+            return self.papers[paper_id]
+        except KeyError:
+            raise PaperNotFoundError(
+                f"no paper with id {paper_id!r} in the index", hint="`paperchat stats` lists what is indexed"
+            ) from None
+
+    def find(self, ref: str) -> Paper:
+        """A paper by id, or by words of its title (all must occur; the shortest title wins)."""
+        if ref in self.papers:
+            return self.papers[ref]
+        words = ref.casefold().split()
+        hits = [p for p in self.papers.values() if words and all(w in p.display_title.casefold() for w in words)]
+        if not hits:
+            raise PaperNotFoundError(
+                f"no indexed paper has {ref!r} in its id or title",
+                hint="give the paper id, or other words of its title",
+            )
+        return min(hits, key=lambda p: (len(p.display_title), p.id))
+
+    def stats(self) -> IndexStats:
+        papers = self.papers.values()
+        return IndexStats(
+            papers=len(self.papers),
+            chunks=self._collection.count(),
+            embedding_model=self.model_id,
+            path=str(self.path),
+            categories=dict(Counter(p.category for p in papers if p.category).most_common()),
+            venues=dict(Counter(p.venue for p in papers if p.venue).most_common()),
+            years=dict(sorted(Counter(p.year for p in papers if p.year).items())),
+        )
+
+    def dense_search(self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None) -> list[DenseHit]:
+        """Nearest chunks by cosine similarity, optionally only among some papers."""
+        if paper_ids is not None and not paper_ids:
+            return []
+        where = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
+        n = min(n, self._collection.count())
+        if n == 0:
+            return []
+        found = self.vectorstore.similarity_search_by_vector_with_relevance_scores(
+            list(query_vector), k=n, filter=where
+        )
+        # Chroma's cosine space returns distance = 1 - cosine similarity.
+        return [DenseHit(d.metadata["paper_id"], 1.0 - dist, d.page_content) for d, dist in found]
+
+    @property
+    def lexical(self):
+        """The BM25 index over papers (title + abstract), built on first use after a change."""
+        if self._lexical is None:
+            from rag.lexical import LexicalIndex
+
+            self._lexical = LexicalIndex(list(self.papers.values()))
+        return self._lexical
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def ingest(self, papers: Iterable[Paper] | LoadResult, *, progress: Progress | None = None) -> IngestReport:
+        """Upsert papers: new ones are added, changed ones replaced, unchanged ones left alone.
+
+        Chunks are written before stale ones are deleted, so an interrupted ingest never loses
+        a paper that was indexed before it.
+        """
+        started = time.perf_counter()
+        skipped = papers.skipped if isinstance(papers, LoadResult) else ()
+        incoming = list(papers.papers if isinstance(papers, LoadResult) else papers)
+        latest = {p.id: p for p in incoming}
+        self._load_papers()
+        todo = [p for p in latest.values() if self._hashes.get(p.id) != p.content_hash]
+        added = sum(1 for p in todo if p.id not in self._hashes)
+        written = 0
+        if progress:
+            progress(0, len(todo))
+        for start in range(0, len(todo), _BATCH):
+            batch = todo[start : start + _BATCH]
+            written += self._write(batch)
+            if progress:
+                progress(min(start + _BATCH, len(todo)), len(todo))
+        if todo:
+            self._invalidate()
+        return IngestReport(
+            added=added,
+            updated=len(todo) - added,
+            unchanged=len(latest) - len(todo),
+            skipped=tuple(skipped),
+            chunks_written=written,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _write(self, papers: list[Paper]) -> int:
+        texts, metas, ids = [], [], []
+        for paper in papers:
+            for chunk in chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap):
+                texts.append(chunk.text)
+                metas.append(_paper_metadata(paper, chunk, paper.content_hash))
+                ids.append(chunk.id)
+        self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
+        fresh = set(ids)
+        old = self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
+        stale = [i for i in old if i not in fresh]
+        if stale:
+            self._collection.delete(ids=stale)
+        return len(ids)
+
+    def remove(self, paper_id: str) -> Paper:
+        """Delete a paper and all its chunks; returns what was removed."""
+        paper = self.get(paper_id)
+        self._collection.delete(where={"paper_id": paper_id})
+        self._invalidate()
+        return paper
+
+    def _invalidate(self) -> None:
+        self._papers = None
+        self._lexical = None
+
+    def reset(self) -> None:
+        """Drop every paper (the collection is recreated empty, for the same model)."""
+        self.vectorstore.reset_collection()
+        self._collection = self.vectorstore._collection
+        self._invalidate()

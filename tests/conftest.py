@@ -1,0 +1,58 @@
+"""Shared fixtures. The embedding model is real (the bundled MiniLM), loaded once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# No test may reach a network or a user's key.
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERCHAT_BACKEND", "PAPERCHAT_DATA_DIR"):
+    os.environ.pop(_var, None)
+os.environ["PAPERCHAT_CONFIG"] = os.devnull
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+PAPERS = ROOT / "data" / "papers.jsonl"
+SEED_SET = ROOT / "eval" / "sets" / "seed.jsonl"
+
+
+def shared_file(relative: str) -> Path:
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared corpora are not beside this checkout")
+    return path
+
+
+@pytest.fixture(scope="session")
+def embeddings(tmp_path_factory):
+    from rag.embeddings import make_embeddings
+    from rag.offline import prepare
+    from rag.settings import Settings
+
+    prepare(tmp_path_factory.mktemp("offline"))
+    model = make_embeddings(Settings())
+    model.embed_query("warm up")
+    return model
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from rag.settings import Settings
+
+    return Settings(data_dir=tmp_path / "index", backend="extractive")
+
+
+@pytest.fixture(scope="session")
+def seed_index(tmp_path_factory, embeddings):
+    """The bundled corpus, indexed once for read-only tests."""
+    from rag.corpus import load_corpus
+    from rag.settings import Settings
+    from rag.store import Index
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("seed-index"), backend="extractive")
+    index = Index(settings, embeddings)
+    index.ingest(load_corpus(PAPERS))
+    return index

@@ -1,0 +1,447 @@
+"""Corpus loading: every format, the bundled corpus, bad records with file:line, stable ids."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rag.corpus import load_bibtex, load_corpus, load_csv, load_jsonl, load_listing
+from rag.errors import CorpusError, RecordError
+from rag.records import SkippedRecord, normalize_space, stable_id
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "data"
+
+
+def shared(relative: str) -> Path:
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared corpora are not beside this checkout")
+    return path
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- the seed listing and the bundled corpus ------------------------------------------------
+
+
+def test_seed_listing_loads_its_20_papers():
+    result = load_corpus(shared("seeds/icml2025_listing.txt"))
+
+    assert len(result.papers) == 20 and result.skipped == ()
+    first, second, last = result.papers[0], result.papers[1], result.papers[-1]
+    assert first.authors == ("Peng Jin", "Bo Zhu", "Li Yuan", "Shuicheng YAN")
+    assert first.category == "Deep Learning · Attention Mechanisms"
+    assert first.abstract.startswith("In this work, we upgrade the multi-head attention mechanism")
+    assert second.authors == ("Su Jia", "Peter Frazier", "Nathan Kallus")
+    assert second.category == "Theory · Online Learning and Bandits"
+    assert last.authors == ("Joan Serrà", "Recep Oguz Araz", "Dmitry Bogdanov", "Yuki Mitsufuji")
+    assert last.category == "Applications · Everything Else"
+    assert all(p.title == "" and p.venue == "" and p.year is None for p in result.papers)
+    assert len({p.id for p in result.papers}) == 20
+
+
+def test_listing_fixture_joins_wrapped_paragraphs_and_strips_trailing_spaces():
+    papers = load_listing(FIXTURES / "listing.txt").papers
+
+    assert [p.category for p in papers] == [
+        "Optimization",
+        "Theory · Learning Theory",
+        "Deep Learning · Attention Mechanisms",
+    ]
+    assert papers[0].authors == ("Ada Lovelace", "Charles Babbage")
+    assert papers[0].abstract == (
+        "We study engines that compute. The abstract wraps onto a second line."
+    )
+    assert papers[1].authors == ("Grace Hopper",)
+    assert papers[1].abstract == "Compilers translate programs."
+    assert papers[2].authors == ("Alan Turing", "Alonzo Church", "Kurt Gödel")
+    assert papers[0].id == stable_id("", "Ada Lovelace; Charles Babbage", papers[0].abstract)
+
+
+def test_listing_with_windows_line_endings_reads_the_same(tmp_path):
+    text = (FIXTURES / "listing.txt").read_text(encoding="utf-8")
+    crlf = write(tmp_path, "crlf.txt", text.replace("\n", "\r\n"))
+
+    assert load_corpus(crlf).papers == load_corpus(FIXTURES / "listing.txt").papers
+
+
+def test_listing_block_missing_its_abstract_is_reported_at_its_category_line(tmp_path):
+    text = "论文检索\n\nOptimization\n\nA. Author\n\nAn abstract.\n\nTheory\n\nB. Author\n"
+    path = write(tmp_path, "listing.txt", text)
+
+    with pytest.raises(RecordError, match=r"listing\.txt:9: incomplete paper: 2 of 3 paragraphs"):
+        load_corpus(path)
+    result = load_corpus(path, skip_invalid=True)
+    assert [p.abstract for p in result.papers] == ["An abstract."]
+    assert [s.line for s in result.skipped] == [9]
+
+
+def test_bundled_corpus_has_titles_venue_and_year():
+    result = load_corpus(ROOT / "data" / "papers.jsonl")
+
+    assert len(result.papers) == 20 and result.skipped == ()
+    assert all(p.title and p.authors and p.category and p.url for p in result.papers)
+    assert {(p.venue, p.year) for p in result.papers} == {("ICML 2025", 2025)}
+    assert {p.extra.get("status") for p in result.papers} == {"Poster"}
+    assert result.papers[0].title == "MoH: Multi-Head Attention as Mixture-of-Head Attention"
+    assert len({p.id for p in result.papers}) == 20
+
+
+def test_bundled_corpus_holds_the_listings_abstracts():
+    listing = load_corpus(shared("seeds/icml2025_listing.txt")).papers
+    bundled = load_corpus(ROOT / "data" / "papers.jsonl").papers
+
+    def abstracts(papers):
+        return {normalize_space(p.abstract) for p in papers}
+
+    assert len(abstracts(bundled)) == 20
+    assert abstracts(bundled) == abstracts(listing)
+
+
+# --- one test per format --------------------------------------------------------------------
+
+
+def test_jsonl_in_our_schema():
+    first, second, third = load_jsonl(FIXTURES / "papers.jsonl").papers
+
+    assert first.id == "p1"
+    assert first.title == "Sparse Attention At Scale"
+    assert first.authors == ("Ada Lovelace", "Charles Babbage")
+    assert first.abstract == "We make attention sparse."
+    assert (first.venue, first.year, first.url) == ("ICML 2025", 2025, "https://example.org/p1")
+    assert first.extra == {"status": "Poster"}  # null tldr and the nested match object left out
+    assert second.authors == ("Grace Hopper", "Alan Turing", "Kurt Gödel")
+    assert second.category == "Theory"  # from primary_area
+    assert second.year == 2025  # from the venue "3DV 2025"
+    assert second.extra == {"keywords": "bandits, interference", "openreview_id": "abc123"}
+    assert (third.venue, third.year) == ("COLT", 2024)
+
+
+def test_beir_corpus_jsonl_maps_id_and_text():
+    papers = load_corpus(FIXTURES / "beir_corpus.jsonl").papers
+
+    assert [p.id for p in papers] == ["4983", "5836"]
+    assert papers[0].title == "Microstructural development of white matter."
+    assert papers[0].abstract == "Alterations of the architecture of cerebral white matter."
+    assert papers[1].title == "" and papers[0].extra == {}
+
+
+def test_gzipped_jsonl_reads_like_plain_and_keeps_line_numbers(tmp_path):
+    plain = (FIXTURES / "papers.jsonl").read_bytes()
+    packed = tmp_path / "papers.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain))
+
+    assert load_corpus(packed).papers == load_corpus(FIXTURES / "papers.jsonl").papers
+    packed_csv = tmp_path / "papers.csv.gz"
+    packed_csv.write_bytes(gzip.compress((FIXTURES / "papers.csv").read_bytes()))
+    assert load_corpus(packed_csv).papers == load_corpus(FIXTURES / "papers.csv").papers
+
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(plain.replace(b'{"title": "No Id Here"', b'{"title": ')))
+    with pytest.raises(RecordError, match=r"broken\.jsonl\.gz:4: invalid JSON"):
+        load_corpus(broken)
+
+
+def test_csv_with_header_in_any_case():
+    papers = load_csv(FIXTURES / "papers.csv").papers
+
+    assert [p.id for p in papers] == ["c1", "c2", "c3"]
+    assert papers[0].authors == ("Ada Lovelace", "Charles Babbage")
+    assert papers[0].abstract == "Graph transformers, revisited."
+    assert (papers[0].venue, papers[0].year) == ("NeurIPS 2023", 2023)
+    assert papers[0].extra == {"track": "main"}
+    assert papers[1].authors == ("Grace Hopper", "Alan Turing")
+    assert papers[1].abstract == "An abstract that spans two lines."
+    assert papers[1].year == 2024  # from the venue: the year cell is empty
+    assert papers[2].authors == ("Kurt Gödel",) and papers[2].url == ""
+
+
+def test_bibtex_decodes_latex_reorders_names_and_builds_urls():
+    arxiv, acl = load_bibtex(FIXTURES / "papers.bib").papers
+
+    assert arxiv.id == "vaswani2017attention"
+    assert arxiv.authors == ("Ashish Vaswani", "Noam Shazeer", "Niki Parmar")
+    assert arxiv.url == "https://arxiv.org/abs/1706.03762"
+    assert (arxiv.category, arxiv.year) == ("cs.CL", 2017)
+    assert arxiv.abstract.endswith("improving BLEU by 2.0 points (a 7% gain).")  # bare % kept
+
+    assert acl.id == "muller-2023-schon"
+    assert acl.title == "Schöne BERT Embeddings für Deutsch"
+    assert acl.authors == ("Jörg Müller", "María García", "Barnes and Noble")
+    assert acl.venue == "Proceedings of the 61st Annual Meeting of the ACL"
+    assert acl.url == "https://doi.org/10.18653/v1/2023.acl-long.1"
+    assert acl.abstract == (
+        "We embed German text with BERT and reach 90% accuracy on $n$-gram tasks."
+    )
+    assert acl.year == 2023 and acl.extra["pages"] == "1--12"
+
+
+def test_bibtex_url_field_is_kept_verbatim(tmp_path):
+    path = write(tmp_path, "x.bib", "@misc{k, url = {https://x.org/a_b%20c}, abstract = {A.}}\n")
+
+    assert load_corpus(path).papers[0].url == "https://x.org/a_b%20c"
+
+
+# --- bad records and bad files --------------------------------------------------------------
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A temporary current directory, so files are named as a user types them ("file.jsonl")."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def good(n: int) -> str:
+    """A valid JSONL record with id gN."""
+    return json.dumps({"id": f"g{n}", "title": f"Good {n}", "abstract": f"A fine abstract {n}."})
+
+
+def test_broken_json_is_named_by_file_and_line(workdir):
+    write(workdir, "file.jsonl", "\n".join([good(1), good(2), '{"id": "g3", "title": ', good(4)]))
+
+    with pytest.raises(RecordError) as raised:
+        load_corpus("file.jsonl")
+    assert str(raised.value).startswith("file.jsonl:3: invalid JSON")
+    assert raised.value.line == 3 and "--skip-invalid" in raised.value.hint
+
+
+def test_line_separator_inside_a_json_string_does_not_shift_line_numbers(workdir):
+    inside = json.dumps({"id": "g1", "abstract": "One\u2028two."}, ensure_ascii=False)
+    write(workdir, "sep.jsonl", f"{inside}\n{good(2)}\nnot json\n")
+
+    with pytest.raises(RecordError, match=r"^sep\.jsonl:3: invalid JSON"):
+        load_corpus("sep.jsonl")
+
+def test_json_line_that_is_not_an_object_is_a_bad_record(workdir):
+    write(workdir, "file.jsonl", good(1) + '\n["a", "list"]\n')
+
+    with pytest.raises(RecordError, match=r"^file\.jsonl:2: expected a JSON object, got list"):
+        load_corpus("file.jsonl")
+
+
+def test_missing_abstract_says_how_to_fix_it(workdir):
+    write(workdir, "x.jsonl", good(1) + '\n{"id": "g2", "title": "Blank", "abstract": "  "}\n')
+
+    with pytest.raises(RecordError) as raised:
+        load_corpus("x.jsonl")
+    assert str(raised.value).startswith("x.jsonl:2: missing abstract")
+    assert raised.value.hint == (
+        'add an "abstract" field, or load with --skip-invalid to skip such records'
+    )
+
+
+def test_bibtex_syntax_error_and_entry_without_abstract_name_their_lines(workdir):
+    write(
+        workdir,
+        "refs.bib",
+        "@misc{ok, title = {Fine}, abstract = {Fine.}}\n"
+        "\n"
+        "@article{broken,\n"
+        "  title = {Unclosed {brace,\n"
+        "  abstract = {Lost.}\n"
+        "}\n"
+        "\n"
+        "@article{noabstract, title = {Bare}}\n"
+        "@misc{last, abstract = {Last one.}}\n",
+    )
+
+    with pytest.raises(RecordError, match=r"^refs\.bib:3: BibTeX syntax error"):
+        load_corpus("refs.bib")
+    result = load_corpus("refs.bib", skip_invalid=True)
+    assert [p.id for p in result.papers] == ["ok", "last"]
+    assert [(s.line, s.reason.split(":")[0]) for s in result.skipped] == [
+        (3, "BibTeX syntax error"),
+        (8, "missing abstract"),
+    ]
+
+
+def test_csv_row_without_abstract_names_its_line(workdir):
+    write(workdir, "p.csv", "id,title,abstract\nc1,One,First.\nc2,Two\nc3,Three,Third.\n")
+
+    with pytest.raises(RecordError, match=r"^p\.csv:3: missing abstract"):
+        load_corpus("p.csv")
+    result = load_corpus("p.csv", skip_invalid=True)
+    assert [p.id for p in result.papers] == ["c1", "c3"]
+    assert result.skipped == (SkippedRecord(path="p.csv", line=3, reason="missing abstract"),)
+
+
+def test_csv_without_abstract_column_is_reported_at_the_header(workdir):
+    write(workdir, "p.csv", "id,title,summary\nc1,One,Something.\n")
+
+    with pytest.raises(RecordError, match=r'^p\.csv:1: no abstract column'):
+        load_corpus("p.csv", skip_invalid=True)
+
+
+def test_csv_row_with_unquoted_comma_is_a_bad_record(workdir):
+    write(workdir, "p.csv", "id,abstract\nc1,Fine.\nc2,Split, by a comma.\n")
+
+    with pytest.raises(RecordError, match=r"^p\.csv:3: 3 cells but the header has 2"):
+        load_corpus("p.csv")
+
+
+def test_csv_the_reader_cannot_get_past_is_reported_at_the_row(workdir):
+    runaway = '"' + "an unclosed quote swallows the rest " * 4000
+    write(workdir, "q.csv", f"id,abstract\nc1,Fine.\nc2,{runaway}\nc3,Lost.\n")
+
+    with pytest.raises(RecordError, match=r"^q\.csv:3: malformed CSV"):
+        load_corpus("q.csv", skip_invalid=True)
+
+
+def test_latin1_byte_is_reported_at_its_line(workdir):
+    (workdir / "l1.jsonl").write_bytes(
+        f"{good(1)}\n".encode() + b'{"id": "g2", "abstract": "Caf\xe9 au lait."}\n' + good(3).encode()
+    )
+
+    with pytest.raises(RecordError) as raised:
+        load_corpus("l1.jsonl")
+    assert str(raised.value).startswith("l1.jsonl:2: not UTF-8: byte 0xe9")
+    assert "iconv" in raised.value.hint
+    result = load_corpus("l1.jsonl", skip_invalid=True)
+    assert [p.id for p in result.papers] == ["g1", "g3"]
+    assert [str(s) for s in result.skipped] == ["l1.jsonl:2: not UTF-8: byte 0xe9 cannot be decoded"]
+
+
+def test_latin1_byte_inside_a_listing_abstract_is_reported_at_the_bytes_line(workdir):
+    (workdir / "l.txt").write_bytes("论文检索\n\nTheory\n\nA. Author\n\n".encode() + b"Na\xefve.\n")
+
+    with pytest.raises(RecordError, match=r"^l\.txt:7: not UTF-8: byte 0xef"):
+        load_corpus("l.txt")
+    skipped = load_corpus("l.txt", skip_invalid=True).skipped
+    assert [(s.line, s.reason) for s in skipped] == [(7, "not UTF-8: byte 0xef cannot be decoded")]
+
+
+def test_utf8_byte_order_mark_is_accepted(workdir):
+    (workdir / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + good(1).encode())
+    (workdir / "bom.csv").write_bytes(b"\xef\xbb\xbfid,abstract\nc1,Fine.\n")
+
+    assert [p.id for p in load_corpus("bom.jsonl").papers] == ["g1"]
+    assert [p.id for p in load_corpus("bom.csv").papers] == ["c1"]
+
+
+def test_skip_invalid_keeps_the_good_records_and_lists_every_skipped_one(workdir):
+    write(
+        workdir,
+        "mixed.jsonl",
+        "\n".join(
+            [
+                good(1),
+                "not json",
+                '{"id": "g3", "title": "No abstract"}',
+                good(4),
+                "42",
+                '{"id": "g6", "abstract": "Bad year.", "year": "soon"}',
+                good(7),
+            ]
+        ),
+    )
+
+    result = load_corpus("mixed.jsonl", skip_invalid=True)
+
+    assert [p.id for p in result.papers] == ["g1", "g4", "g7"]
+    assert [s.line for s in result.skipped] == [2, 3, 5, 6]
+    assert all(s.path == "mixed.jsonl" for s in result.skipped)
+    assert result.skipped[1].reason == "missing abstract"
+    assert str(result.skipped[3]) == "mixed.jsonl:6: year 'soon' is not a number"
+
+
+def test_duplicate_ids_keep_the_first_and_are_reported_even_when_strict(workdir):
+    write(workdir, "dup.jsonl", "\n".join([good(1), good(2), good(1)]))
+    write(workdir, "dup.bib", "@misc{k, abstract = {First.}}\n@misc{k, abstract = {Second.}}\n")
+
+    result = load_corpus("dup.jsonl")
+    assert [p.title for p in result.papers] == ["Good 1", "Good 2"]
+    reason = "duplicate id g1 (first seen at line 1)"
+    assert result.skipped == (SkippedRecord(path="dup.jsonl", line=3, reason=reason),)
+
+    bib = load_corpus("dup.bib")
+    assert [p.abstract for p in bib.papers] == ["First."]
+    assert [str(s) for s in bib.skipped] == ["dup.bib:2: duplicate id k (first seen at line 1)"]
+
+
+@pytest.mark.parametrize("name", ["notes.pdf", "corpus", "papers.json"])
+def test_unknown_extension_lists_the_supported_ones(workdir, name):
+    write(workdir, name, good(1))
+
+    with pytest.raises(CorpusError) as raised:
+        load_corpus(name)
+    assert raised.value.message.startswith(name)
+    assert all(ext in raised.value.hint for ext in (".txt", ".jsonl", ".csv", ".bib"))
+
+
+def test_missing_file_directory_and_empty_file_are_corpus_errors(workdir):
+    (workdir / "folder.jsonl").mkdir()
+    write(workdir, "empty.jsonl", "\n\n")
+    write(workdir, "header-only.txt", "论文检索\n")
+
+    for name, message in [
+        ("absent.jsonl", "absent.jsonl: no such file"),
+        ("folder.jsonl", "folder.jsonl is a directory"),
+        ("empty.jsonl", "empty.jsonl: no records found"),
+        ("header-only.txt", "header-only.txt: no records found"),
+    ]:
+        with pytest.raises(CorpusError) as raised:
+            load_corpus(name)
+        assert not isinstance(raised.value, RecordError)
+        assert raised.value.message.startswith(message) and raised.value.hint
+
+
+def test_corrupt_gzip_is_a_corpus_error(workdir):
+    write(workdir, "fake.jsonl.gz", good(1))
+
+    with pytest.raises(CorpusError, match="not a valid gzip file"):
+        load_corpus("fake.jsonl.gz")
+
+
+# --- stable ids -----------------------------------------------------------------------------
+
+
+def test_ids_are_the_same_on_every_load():
+    for name in ("listing.txt", "papers.jsonl", "papers.csv", "papers.bib"):
+        assert [p.id for p in load_corpus(FIXTURES / name).papers] == [
+            p.id for p in load_corpus(FIXTURES / name).papers
+        ]
+    # Pinned, so a change to hashing or normalisation (which would re-embed every corpus) shows.
+    assert load_corpus(FIXTURES / "listing.txt").papers[0].id == "8778ec208bf4eb23"
+
+
+def test_record_without_id_gets_the_hash_of_title_authors_and_abstract():
+    paper = load_corpus(FIXTURES / "papers.jsonl").papers[2]
+
+    assert paper.id == stable_id("No Id Here", "Emmy Noether", "Symmetries give conservation laws.")
+
+
+def test_changing_the_abstract_changes_the_content_hash_not_the_own_id(workdir):
+    write(workdir, "a.jsonl", '{"id": "own", "title": "T", "abstract": "Before."}')
+    write(workdir, "b.jsonl", '{"id": "own", "title": "T", "abstract": "After."}')
+
+    before, after = load_corpus("a.jsonl").papers[0], load_corpus("b.jsonl").papers[0]
+    assert before.id == after.id == "own"
+    assert before.content_hash != after.content_hash
+
+
+# --- at scale -------------------------------------------------------------------------------
+
+
+def test_scale_corpus_loads_whole_with_years_from_venues():
+    path = shared("data/scale_corpus.jsonl.gz")
+
+    started = time.perf_counter()
+    result = load_corpus(path)
+    seconds = time.perf_counter() - started
+
+    assert len(result.papers) == 13_687 and result.skipped == ()
+    assert all(p.year is not None and p.venue.endswith(str(p.year)) for p in result.papers)
+    assert min(p.year for p in result.papers) >= 2023
+    assert seconds < 10, f"loading took {seconds:.1f} s"
+

@@ -1,0 +1,73 @@
+"""The openai backend against a real local OpenAI-compatible server (tests/fake_openai.py)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from rag.chain import Assistant, TokenEvent
+from rag.errors import AuthenticationError, BackendUnavailableError
+from rag.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch):
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def _assistant(index, base_url: str) -> Assistant:
+    settings = Settings(
+        data_dir=index.settings.data_dir, openai_base_url=base_url, openai_api_key="sk-test", openai_model="fake"
+    )
+    return Assistant(index, settings)
+
+
+def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):
+    def reply(body: dict) -> str:
+        return "MoH routes each token to a subset of heads [1]. It keeps accuracy [1][2]. Bogus [12]."
+
+    with FakeOpenAI(reply=reply, chunk_size=5) as server:
+        assistant = _assistant(seed_index, server.base_url)
+        assert assistant.backend.name == "openai"
+        events = list(assistant.stream("How can attention use fewer heads?"))
+        request = server.requests[-1]
+    prompt = "\n".join(m["content"] for m in request["messages"])
+    assert request["stream"] is True and request["model"] == "fake"
+    assert "[1] MoH: Multi-Head Attention as Mixture-of-Head Attention" in prompt
+    assert "[5] " in prompt and "<abstract>" in prompt
+    assert len([e for e in events if isinstance(e, TokenEvent)]) > 3
+    answer = events[-1].answer
+    assert answer.invalid_citations == (12,)
+    assert sorted({c.number for c in answer.citations}) == [1, 2]
+    assert answer.citations[0].paper_id == answer.sources[0].paper.id
+
+
+def test_follow_up_is_condensed_by_the_model(seed_index):
+    replies = iter(["Heads are routed per token [1].", "What are the results of MoH attention?", "It wins [1]."])
+    with FakeOpenAI(reply=lambda body: next(replies)) as server:
+        assistant = _assistant(seed_index, server.base_url)
+        first = assistant.ask("How can attention use fewer heads?")
+        second = assistant.ask("and its results?", history=[first])
+        condense_request = server.requests[1]
+    assert second.standalone_question == "What are the results of MoH attention?"
+    assert "and its results?" in condense_request["messages"][-1]["content"]
+    assert second.sources[0].paper.title.startswith("MoH")
+
+
+def test_a_refused_key_is_our_error_with_a_hint(seed_index):
+    with FakeOpenAI(status=401) as server:
+        with pytest.raises(AuthenticationError) as caught:
+            _assistant(seed_index, server.base_url).ask("How can attention use fewer heads?")
+    assert "OPENAI_API_KEY" in caught.value.hint
+
+
+def test_a_server_that_is_down_is_our_error(seed_index):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(BackendUnavailableError, match="cannot reach"):
+        _assistant(seed_index, f"http://127.0.0.1:{port}/v1").ask("How can attention use fewer heads?")
