@@ -32,7 +32,7 @@ test: install
 	$(BIN)/python -m pytest -q
 
 bench: install
-	$(BIN)/python bench/bench_ingest_ask.py
+	$(BIN)/python bench/bench_ingest_ask.py --scale
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -24,6 +24,7 @@ from rag.records import Answer, Filters, Source
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
+from rag.text import split_sentences
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 _ORDINAL_REF = re.compile(r"\bthe (first|second|third|fourth|fifth|sixth|last) (one|paper|source|work)\b", re.I)
@@ -99,9 +100,10 @@ class Assistant:
             raise translate_error(exc, self.settings) from exc
         return rewritten or question
 
-    def covers(self, sources: Sequence[Source]) -> bool:
-        """Whether anything retrieved is close enough to answer from (calibrated threshold)."""
-        best = max((s.dense_similarity or 0.0 for s in sources), default=0.0)
+    def covers(self, question: str, sources: Sequence[Source]) -> bool:
+        """Whether any sentence retrieved is close enough to answer from (calibrated threshold)."""
+        sentences = [x for s in sources for x in split_sentences(s.paper.abstract)]
+        best = max(self.vectors.similarities(question, sentences), default=0.0)
         return best >= self.settings.min_relevance
 
     def stream(
@@ -122,7 +124,7 @@ class Assistant:
         timings["retrieve"] = time.perf_counter() - clock
         yield SourcesEvent(standalone, tuple(sources))
 
-        covered = bool(sources) and self.covers(sources)
+        covered = bool(sources) and self.covers(standalone, sources)
         inputs = {"question": standalone, "sources": sources, "history": list(history)}
         runnable = self.backend.answer if covered else None
         yield from self._generate(question, standalone, sources, runnable, inputs, timings)

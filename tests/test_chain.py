@@ -15,7 +15,6 @@ from rag.prompts import load_prompt
 
 ITEMS = list(map(json.loads, SEED_SET.read_text().splitlines()))
 ANSWERABLE = [q for q in ITEMS if q["type"] in ("lookup", "multi")]
-UNANSWERABLE = [q for q in ITEMS if q["type"] == "unanswerable"]
 
 
 @pytest.fixture(scope="module")

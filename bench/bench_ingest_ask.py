@@ -1,0 +1,91 @@
+"""Ingest and answer latency on this machine: prints a table of the figures.
+
+    python bench/bench_ingest_ask.py            # data/papers.jsonl + ask p50/p95 on the seed set
+    python bench/bench_ingest_ask.py --scale    # also ../shared/data/scale_corpus.jsonl.gz (~10 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rag.chain import Assistant
+from rag.corpus import load_corpus
+from rag.settings import Settings
+from rag.store import Index
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE = ROOT.parent / "shared" / "data" / "scale_corpus.jsonl.gz"
+
+
+def ingest(path: Path, data_dir: Path) -> tuple[Index, dict]:
+    settings = Settings(data_dir=data_dir, backend="extractive")
+    clock = time.perf_counter()
+    index = Index.open(settings)
+    index.embeddings.embed_query("load the model")
+    loaded_model = time.perf_counter() - clock
+    clock = time.perf_counter()
+    corpus = load_corpus(path)
+    parsed = time.perf_counter() - clock
+    report = index.ingest(corpus)
+    return index, {
+        "corpus": path.name,
+        "papers": len(corpus.papers),
+        "chunks": report.chunks_written,
+        "model load s": round(loaded_model, 1),
+        "parse s": round(parsed, 2),
+        "ingest s": round(report.seconds, 1),
+        "papers/s": round(len(corpus.papers) / report.seconds, 1),
+    }
+
+
+def ask_latency(index: Index, questions: list[str]) -> dict:
+    assistant = Assistant(index, index.settings)
+    assistant.ask(questions[0])
+    totals, retrieve = [], []
+    for q in questions:
+        answer = assistant.ask(q)
+        totals.append(answer.timings["total"] * 1000)
+        retrieve.append(answer.timings["retrieve"] * 1000)
+    q95 = lambda xs: statistics.quantiles(xs, n=20)[-1]  # noqa: E731
+    return {
+        "corpus papers": len(index),
+        "questions": len(questions),
+        "retrieve p50 ms": round(statistics.median(retrieve), 1),
+        "retrieve p95 ms": round(q95(retrieve), 1),
+        "ask p50 ms": round(statistics.median(totals), 1),
+        "ask p95 ms": round(q95(totals), 1),
+    }
+
+
+def table(rows: list[dict]) -> str:
+    keys = list(rows[0])
+    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
+    line = lambda r: " | ".join(str(r[k]).rjust(width[k]) for k in keys)  # noqa: E731
+    return "\n".join([line({k: k for k in keys}), "-+-".join("-" * width[k] for k in keys), *map(line, rows)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scale", action="store_true", help="also ingest the 13,687-abstract corpus")
+    args = parser.parse_args()
+    questions = [json.loads(line)["question"] for line in (ROOT / "eval" / "sets" / "seed.jsonl").open()]
+    with tempfile.TemporaryDirectory() as tmp:
+        index, seed_row = ingest(ROOT / "data" / "papers.jsonl", Path(tmp) / "seed")
+        rows, latency = [seed_row], [ask_latency(index, questions)]
+        if args.scale:
+            if not SCALE.exists():
+                raise SystemExit(f"{SCALE} is absent: the shared corpora are not beside this checkout")
+            big, row = ingest(SCALE, Path(tmp) / "scale")
+            rows.append(row)
+            latency.append(ask_latency(big, questions))
+    print(table(rows), end="\n\n")
+    print(table(latency))
+
+
+if __name__ == "__main__":
+    main()

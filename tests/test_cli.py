@@ -1,0 +1,79 @@
+"""`paperchat` end to end in a subprocess: ingest, ask, summarize, stats, remove, bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import PAPERS, ROOT, shared_file
+
+EXE = shutil.which("paperchat", path=os.path.dirname(os.sys.executable)) or "paperchat"
+
+
+def run(data_dir, *args, check=True):
+    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def listing_index(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("cli")
+    done = run(data_dir, "ingest", str(shared_file("seeds/icml2025_listing.txt")))
+    assert "20" in done.stdout and "papers in the index" in done.stdout
+    return data_dir
+
+
+def test_ask_prints_a_cited_answer_and_its_sources(listing_index):
+    done = run(listing_index, "ask", "Which papers make attention cheaper, and how?")
+    assert "backend: extractive" in done.stderr and "no OPENAI_API_KEY" in done.stderr
+    assert "[1]" in done.stdout
+    assert "Sources" in done.stdout and "Peng Jin" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_ask_with_a_filter_and_json(listing_index):
+    done = run(listing_index, "ask", "regret guarantees", "--category", "Theory", "--k", "3", "--json")
+    import json
+
+    answer = json.loads(done.stdout)
+    assert 1 <= len(answer["sources"]) <= 3
+    assert all("Theory" in s["paper"]["category"] for s in answer["sources"])
+    assert answer["citations"]
+
+
+def test_second_ingest_reports_unchanged(listing_index):
+    done = run(listing_index, "ingest", str(shared_file("seeds/icml2025_listing.txt")))
+    row = next(line for line in done.stdout.splitlines() if "icml2025_listing" in line)
+    assert row.split("│")[2:5] == [" 0 ", " 0 ", " 20 "] or " 20 " in row
+
+
+def test_summarize_stats_and_remove(tmp_path):
+    run(tmp_path, "ingest", str(PAPERS))
+    summary = run(tmp_path, "summarize", "Flat-LoRA")
+    assert "[1]" in summary.stdout and "Flat-LoRA" in summary.stdout
+    assert "papers: 20" in run(tmp_path, "stats").stdout
+    target = "site_85ad8ae8b1"
+    assert "removed site_85ad8ae8b1" in run(tmp_path, "remove", target).stdout
+    assert "papers: 19" in run(tmp_path, "stats").stdout
+
+
+def test_a_bad_file_names_its_line_and_indexes_nothing(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "title": "T", "abstract": "An abstract."}\n{"id": "b", "title": "U"}\n')
+    done = run(tmp_path / "index", "ingest", str(bad), check=False)
+    assert done.returncode == 1
+    assert "bad.jsonl:2" in done.stderr and "hint:" in done.stderr
+    assert "Traceback" not in done.stderr
+    skipped = run(tmp_path / "index", "ingest", str(bad), "--skip-invalid")
+    assert "bad.jsonl:2" in skipped.stderr
+    assert "1 papers in the index" in skipped.stdout
+
+
+def test_unknown_paper_is_a_clean_error(tmp_path):
+    done = run(tmp_path, "summarize", "no such paper anywhere", check=False)
+    assert done.returncode == 1 and "no indexed paper" in done.stderr and "Traceback" not in done.stderr
