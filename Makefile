@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install run run-cli ingest test bench clean
+.PHONY: install install-local run run-cli ingest test bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Optional: the local GGUF backend (llama-cpp-python builds from source, ~5 minutes on 2 cores).
+install-local: install
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[local]'
 
 ingest: install
 	$(BIN)/paperchat ingest $(CORPUS)

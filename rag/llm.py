@@ -120,21 +120,14 @@ def _local_chat(settings: Settings) -> BaseChatModel:
             hint="set PAPERCHAT_LOCAL_MODEL_PATH to a .gguf file",
         )
     try:
-        import llama_cpp  # noqa: F401  (checked here so the error can say how to install it)
-        from langchain_community.chat_models import ChatLlamaCpp
+        import llama_cpp  # noqa: F401  (imported here so a missing install is our error, not a traceback)
     except ImportError as exc:
         raise ModelNotFoundError(
-            "the local backend needs llama-cpp-python", hint="pip install 'paperchat[local]' (a ~5 minute build)"
+            "the local backend needs llama-cpp-python", hint="make install-local (a ~5 minute build)"
         ) from exc
-    return ChatLlamaCpp(
-        model_path=str(path),
-        temperature=settings.temperature,
-        n_threads=settings.threads,
-        n_ctx=4096,
-        max_tokens=512,
-        streaming=True,
-        verbose=False,
-    )
+    from rag.local import LlamaCppChat
+
+    return LlamaCppChat(model_path=str(path), temperature=settings.temperature, n_threads=settings.threads)
 
 
 def choose_backend(settings: Settings, embeddings: Embeddings) -> Backend:
