@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
+from langchain_core.runnables import Runnable
 
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
@@ -24,7 +25,7 @@ from rag.records import Answer, Filters, Source
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
-from rag.text import split_sentences
+from rag.text import question_focus, split_sentences
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 _ORDINAL_REF = re.compile(r"\bthe (first|second|third|fourth|fifth|sixth|last) (one|paper|source|work)\b", re.I)
@@ -87,7 +88,7 @@ class Assistant:
         self.index = index
         self.settings = settings
         self.vectors = SentenceVectors(index.embeddings)
-        self.backend = backend or choose_backend(settings, index.embeddings)
+        self.backend = backend or choose_backend(settings, self.vectors)
 
     def condense(self, question: str, history: Sequence[Answer]) -> str:
         if not history or self.backend.chat_model is None:
@@ -103,7 +104,7 @@ class Assistant:
     def covers(self, question: str, sources: Sequence[Source]) -> bool:
         """Whether any sentence retrieved is close enough to answer from (calibrated threshold)."""
         sentences = [x for s in sources for x in split_sentences(s.paper.abstract)]
-        best = max(self.vectors.similarities(question, sentences), default=0.0)
+        best = max(self.vectors.similarities(question_focus(question), sentences), default=0.0)
         return best >= self.settings.min_relevance
 
     def stream(
@@ -125,11 +126,21 @@ class Assistant:
         yield SourcesEvent(standalone, tuple(sources))
 
         covered = bool(sources) and self.covers(standalone, sources)
-        inputs = {"question": standalone, "sources": sources, "history": list(history)}
-        runnable = self.backend.answer if covered else None
-        yield from self._generate(question, standalone, sources, runnable, inputs, timings)
+        yield from self._generate(
+            question, standalone, sources, self.backend.answer if covered else None, history, timings
+        )
 
-    def _generate(self, question, standalone, sources, runnable, inputs, timings) -> Iterator[Event]:
+    def _generate(
+        self,
+        question: str,
+        standalone: str,
+        sources: Sequence[Source],
+        runnable: Runnable | None,
+        history: Sequence[Answer],
+        timings: dict[str, float],
+    ) -> Iterator[Event]:
+        """Stream `runnable` (None: the corpus does not cover it), then check the citations."""
+        inputs = {"question": standalone, "sources": list(sources), "history": list(history)}
         clock = time.perf_counter()
         pieces: list[str] = []
         if runnable is None:
@@ -178,8 +189,7 @@ class Assistant:
         source = Source(number=1, paper=paper, score=1.0, passage=paper.abstract)
         question = f"Summarize: {paper.display_title}"
         yield SourcesEvent(question, (source,))
-        inputs = {"question": question, "sources": [source], "history": []}
-        yield from self._generate(question, question, [source], self.backend.summarize, inputs, {})
+        yield from self._generate(question, question, [source], self.backend.summarize, (), {})
 
     def summarize(self, ref: str) -> Answer:
         return _final(self.stream_summary(ref))

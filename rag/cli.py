@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,4 +243,6 @@ def reset(ctx) -> None:
 
 
 def main() -> None:
+    # bibtexparser logs each bad block itself, with 0-based lines; our error already names it.
+    logging.getLogger("bibtexparser").setLevel(logging.ERROR)
     cli(prog_name="paperchat")

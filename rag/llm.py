@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from rag.embeddings import SentenceVectors
 from rag.errors import (
     AuthenticationError,
     BackendError,
@@ -99,11 +99,9 @@ def model_backend(name: str, model: str, reason: str, chat_model: BaseChatModel)
 def _openai_chat(settings: Settings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    # A compatible server (Ollama, vLLM, llama.cpp) may need no key; the client insists on one.
-    key = settings.openai_api_key.get_secret_value() if settings.has_openai_key else "not-needed"
     return ChatOpenAI(
         model=settings.openai_model,
-        api_key=key,
+        api_key=settings.openai_client_key,
         base_url=settings.openai_base_url,
         temperature=settings.temperature,
         timeout=settings.request_timeout,
@@ -130,23 +128,22 @@ def _local_chat(settings: Settings) -> BaseChatModel:
     return LlamaCppChat(model_path=str(path), temperature=settings.temperature, n_threads=settings.threads)
 
 
-def choose_backend(settings: Settings, embeddings: Embeddings) -> Backend:
+def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
     """The backend the settings ask for, or the offline one, with the reason in words."""
     from rag.extractive import extractive_backend
 
     wanted = settings.backend
-    remote = settings.has_openai_key or bool(settings.openai_base_url)
-    if wanted == "openai" or (wanted == "auto" and remote):
-        if remote:
+    if wanted == "openai" or (wanted == "auto" and settings.uses_openai):
+        if settings.uses_openai:
             why = "OPENAI_API_KEY is set" if settings.has_openai_key else f"OPENAI_BASE_URL is {settings.openai_base_url}"
             return model_backend("openai", settings.openai_model, why, _openai_chat(settings))
-        return extractive_backend(embeddings, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
+        return extractive_backend(vectors, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
     if wanted == "local" or (wanted == "auto" and settings.local_model_path):
         why = "backend 'local' was asked for" if wanted == "local" else "PAPERCHAT_LOCAL_MODEL_PATH is set"
         return model_backend("local", settings.local_model_path.name if settings.local_model_path else "", why, _local_chat(settings))
     if wanted == "extractive":
-        return extractive_backend(embeddings, reason="backend 'extractive' was asked for")
-    return extractive_backend(embeddings, reason="no OPENAI_API_KEY")
+        return extractive_backend(vectors, reason="backend 'extractive' was asked for")
+    return extractive_backend(vectors, reason="no OPENAI_API_KEY")
 
 
 def translate_error(exc: Exception, settings: Settings) -> Exception:

@@ -38,9 +38,69 @@ def install_tiktoken_cache(cache_dir: Path) -> None:
 
 def prepare(data_dir: Path) -> None:
     """Point every library at local files and switch off the calls home."""
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_DISABLE_PROGRESS_BARS"):
         os.environ.setdefault(name, "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     cache = Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(data_dir / "tiktoken")))
     install_tiktoken_cache(cache)
+    # numpy's BLAS pool and torch's each default to every core; on 2 cores they fight and
+    # query latency rose tenfold at p95. The BLAS work here is small (BM25, cosine): one thread.
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
+ONNX_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt")
+
+
+def onnx_minilm(weights: Path, cache_dir: Path) -> Path:
+    """The folder Chroma's ONNX MiniLM reads (`<folder>/onnx/` with its six files), made once.
+
+    The package ships the weights and tokenizer but no model.onnx, so the bundled weights are
+    exported with torch the first time (about 10 s); afterwards nothing imports torch.
+    """
+    root = cache_dir / "all-MiniLM-L6-v2"
+    target = root / "onnx"
+    if (target / "model.onnx").is_file() and all((target / f).is_file() for f in ONNX_FILES):
+        return root
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ONNX_FILES:
+        shutil.copyfile(weights / name, target / name)
+    partial = target / f"model.onnx.{os.getpid()}.tmp"
+    _export_bert(weights, partial)
+    # Atomic, so a second process never reads half a file.
+    partial.replace(target / "model.onnx")
+    return root
+
+
+def _export_bert(weights: Path, path: Path) -> None:
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ModelNotFoundError(
+            f"exporting the embedding model to ONNX needs torch and transformers: {exc}",
+            hint="run `make install`, or set PAPERCHAT_EMBEDDING_RUNTIME=torch",
+        ) from exc
+
+    class LastHiddenState(torch.nn.Module):
+        # The exporter passes inputs by position; BertModel's positional order is not these three.
+        def __init__(self, bert: torch.nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    model = LastHiddenState(AutoModel.from_pretrained(str(weights), local_files_only=True).eval())
+    ids = torch.ones(2, 16, dtype=torch.long)
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids)}
+    axes = {name: {0: "batch", 1: "sequence"} for name in [*inputs, "last_hidden_state"]}
+    with torch.no_grad():
+        torch.onnx.export(
+            model, tuple(inputs.values()), str(path), input_names=list(inputs),
+            output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
+        )

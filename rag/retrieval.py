@@ -18,6 +18,7 @@ from pydantic import ConfigDict
 from rag.records import Filters, Source
 from rag.settings import Settings
 from rag.store import Index
+from rag.text import question_focus
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def search(
     ranked: dict[str, Ranked] = {}
     dense_order: list[str] = []
     if settings.dense_weight > 0:
-        vector = query_vector if query_vector is not None else index.embeddings.embed_query(query)
+        vector = query_vector if query_vector is not None else index.embeddings.embed_query(question_focus(query))
         # More chunks than papers wanted, since several chunks of one paper collapse into one.
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_config_dir, user_data_dir
+from platformdirs import user_cache_dir, user_config_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     collection: str = "papers"
 
     embedding_provider: Literal["local", "openai"] = "local"
+    # onnx: onnxruntime, no torch at start-up (the model is exported once from the bundled
+    # weights); torch: sentence-transformers. Same vectors either way, so one index serves both.
+    embedding_runtime: Literal["onnx", "torch"] = "onnx"
+    model_cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir("paperchat")) / "models")
     openai_embedding_model: str = "text-embedding-3-small"
 
     backend: BackendName = "auto"
@@ -62,13 +66,11 @@ class Settings(BaseSettings):
     bm25_weight: float = Field(default=1.0, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=50, ge=1)
-    # Below this cosine similarity between the question and the closest sentence of the
-    # retrieved abstracts the corpus is taken not to cover a question. Sentence level, because
-    # MiniLM scores question-form queries low against whole abstracts ("Which papers make
-    # attention cheaper?" 0.148, "...sourdough bread?" 0.141). Calibrated on
-    # eval/sets/seed.jsonl: answerable questions 0.255 and up, plainly off-topic ones 0.13-0.19;
-    # near-topic unanswerable ones (0.285 and up) still pass and are left to the answer.
-    min_relevance: float = 0.22
+    # Below this cosine similarity between the question's focus (rag.text.question_focus) and the
+    # closest sentence of the retrieved abstracts, the corpus is taken not to cover a question.
+    # Calibrated on eval/sets/seed.jsonl with MiniLM: answerable questions 0.39 and up, plainly
+    # off-topic ones 0.10-0.18, near-topic unanswerable ones 0.31-0.51 (this bar refuses 2 of 15).
+    min_relevance: float = 0.33
     threads: int = Field(default_factory=lambda: os.cpu_count() or 1)
 
     @classmethod
@@ -86,3 +88,13 @@ class Settings(BaseSettings):
     @property
     def has_openai_key(self) -> bool:
         return bool(self.openai_api_key and self.openai_api_key.get_secret_value())
+
+    @property
+    def uses_openai(self) -> bool:
+        """A key, or a compatible server (Ollama, vLLM, llama.cpp), which may need none."""
+        return self.has_openai_key or bool(self.openai_base_url)
+
+    @property
+    def openai_client_key(self) -> str:
+        # The client insists on a key even where the server wants none.
+        return self.openai_api_key.get_secret_value() if self.has_openai_key else "not-needed"

@@ -255,3 +255,22 @@ def lexical_similarity(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / math.sqrt(len(terms_a) * len(terms_b))
+
+
+# Words that frame a question rather than say what it is about. MiniLM was trained on
+# statement pairs and scores "Which papers make attention cheaper?" 0.15 against the MoH
+# abstract but "make attention cheaper" 0.41, so the frame is dropped before embedding.
+_FRAME = re.compile(
+    r"\b(which|what|who|whom|whose|where|when|why|how|is|are|was|were|does|do|did|has|have|had|can|could|"
+    r"there|any|anyone|someone|somebody|papers?|works?|studies|study|articles?|approaches|methods|"
+    r"in the (corpus|collection)|in this (corpus|collection)|this corpus|the corpus|the collection|"
+    r"tell me|show me|give me|find|about|and how|and why|please)\b",
+    re.IGNORECASE,
+)
+
+
+def question_focus(question: str) -> str:
+    """The question without its framing words ("Which papers ...", "Is there work on ..."),
+    for embedding; the question itself when nothing would be left."""
+    focus = re.sub(r"\s+", " ", re.sub(r"[?,]", " ", _FRAME.sub(" ", question))).strip(" .")
+    return focus if len(focus.split()) >= 2 else question

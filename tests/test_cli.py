@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 from conftest import PAPERS, ROOT, shared_file
 
-EXE = shutil.which("paperchat", path=os.path.dirname(os.sys.executable)) or "paperchat"
+EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
 
 
 def run(data_dir, *args, check=True):
@@ -38,8 +40,6 @@ def test_ask_prints_a_cited_answer_and_its_sources(listing_index):
 
 def test_ask_with_a_filter_and_json(listing_index):
     done = run(listing_index, "ask", "regret guarantees", "--category", "Theory", "--k", "3", "--json")
-    import json
-
     answer = json.loads(done.stdout)
     assert 1 <= len(answer["sources"]) <= 3
     assert all("Theory" in s["paper"]["category"] for s in answer["sources"])
@@ -49,7 +49,8 @@ def test_ask_with_a_filter_and_json(listing_index):
 def test_second_ingest_reports_unchanged(listing_index):
     done = run(listing_index, "ingest", str(shared_file("seeds/icml2025_listing.txt")))
     row = next(line for line in done.stdout.splitlines() if "icml2025_listing" in line)
-    assert row.split("│")[2:5] == [" 0 ", " 0 ", " 20 "] or " 20 " in row
+    added, updated, unchanged = (cell.strip() for cell in row.split("│")[2:5])
+    assert (added, updated, unchanged) == ("0", "0", "20")
 
 
 def test_summarize_stats_and_remove(tmp_path):

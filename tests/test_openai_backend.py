@@ -5,11 +5,15 @@ from __future__ import annotations
 import socket
 
 import pytest
+from conftest import PAPERS
 from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant, TokenEvent
-from rag.errors import AuthenticationError, BackendUnavailableError
+from rag.corpus import load_corpus
+from rag.errors import AuthenticationError, BackendUnavailableError, EmbeddingMismatchError
+from rag.retrieval import search
 from rag.settings import Settings
+from rag.store import Index
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +75,19 @@ def test_a_server_that_is_down_is_our_error(seed_index):
         port = s.getsockname()[1]
     with pytest.raises(BackendUnavailableError, match="cannot reach"):
         _assistant(seed_index, f"http://127.0.0.1:{port}/v1").ask("How can attention use fewer heads?")
+
+
+def test_openai_embeddings_build_an_index_that_minilm_then_refuses(tmp_path, embeddings):
+    with FakeOpenAI() as server:
+        settings = Settings(
+            data_dir=tmp_path, embedding_provider="openai", openai_base_url=server.base_url, openai_api_key="sk-test"
+        )
+        index = Index.open(settings)
+        report = index.ingest(load_corpus(PAPERS))
+        hits = search(index, "attention heads", settings, k=3)
+        embedded = [r for r in server.requests if r["path"].endswith("/embeddings")]
+    assert report.added == 20 and index.model_id == "openai/text-embedding-3-small"
+    assert embedded and embedded[0]["model"] == "text-embedding-3-small"
+    assert len(hits) == 3
+    with pytest.raises(EmbeddingMismatchError, match="openai/text-embedding-3-small"):
+        Index(Settings(data_dir=tmp_path), embeddings)

@@ -1,0 +1,43 @@
+"""The default path needs no network: tiktoken's file and the embedding model come from packages."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from rag.chunking import chunk_paper
+from rag.offline import CL100K_URL, install_tiktoken_cache
+from rag.records import Paper
+
+
+def test_tiktoken_cache_file_is_named_as_tiktoken_looks_for_it(tmp_path):
+    install_tiktoken_cache(tmp_path)
+    expected = tmp_path / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    assert expected.is_file() and expected.stat().st_size > 1_000_000
+
+
+def test_plain_get_encoding_works_in_a_fresh_process_with_no_network(tmp_path):
+    # An unroutable proxy makes any download attempt fail fast instead of succeeding somewhere.
+    script = (
+        "from pathlib import Path; from rag.offline import prepare; prepare(Path(r'%s'));"
+        "import tiktoken; print(len(tiktoken.get_encoding('cl100k_base').encode('hello world')))" % tmp_path
+    )
+    env = {"PATH": "/usr/bin:/bin", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+           "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+
+
+def test_short_abstracts_stay_whole_and_long_ones_split_with_the_title_first():
+    short = Paper(id="s", title="A Title", abstract="One sentence about a method. " * 10)
+    long = Paper(id="l", title="Long One", abstract="This sentence is about attention heads. " * 120)
+    assert len(chunk_paper(short)) == 1
+    pieces = chunk_paper(long, chunk_size=128, chunk_overlap=16)
+    assert len(pieces) > 3
+    assert all(c.text.startswith("Long One. ") for c in pieces)
+    assert [c.position for c in pieces] == list(range(len(pieces)))
+    assert len({c.id for c in pieces}) == len(pieces)
