@@ -26,11 +26,13 @@ install-local: install
 ingest: install
 	$(BIN)/paperchat ingest $(CORPUS)
 
-# The main job: index the bundled corpus, then chat with it, offline.
+# The main job: index the bundled corpus, then open the chat in the browser, offline.
 run: ingest
-	$(BIN)/paperchat chat
+	$(BIN)/paperchat ui
 
-run-cli: run
+# The same in the terminal.
+run-cli: ingest
+	$(BIN)/paperchat chat
 
 test: install
 	$(BIN)/python -m pytest -q

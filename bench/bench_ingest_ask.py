@@ -1,14 +1,20 @@
-"""Ingest and answer latency on this machine: prints a table of the figures.
+"""Ingest and answer latency on this machine: prints tables of the figures.
 
-    python bench/bench_ingest_ask.py            # data/papers.jsonl + ask p50/p95 on the seed set
+    python bench/bench_ingest_ask.py            # runtimes compared, data/papers.jsonl, ask p50/p95
     python bench/bench_ingest_ask.py --scale    # also ../shared/data/scale_corpus.jsonl.gz (~10 min)
+
+The two embedding runtimes (onnx, torch) are compared in the same run, as a ratio, since these
+machines are shared and absolute figures drift.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +26,21 @@ from rag.store import Index
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALE = ROOT.parent / "shared" / "data" / "scale_corpus.jsonl.gz"
+
+
+def runtime_row(runtime: str, data_dir: Path, texts: list[str]) -> dict:
+    """Embedding throughput and a cold `paperchat ask` (a new process) for one runtime."""
+    settings = Settings(data_dir=data_dir, backend="extractive", embedding_runtime=runtime)
+    index = Index.open(settings)
+    index.embeddings.embed_documents(texts[:4])
+    clock = time.perf_counter()
+    index.embeddings.embed_documents(texts)
+    rate = len(texts) / (time.perf_counter() - clock)
+    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "PAPERCHAT_EMBEDDING_RUNTIME": runtime}
+    cli = [sys.executable, "-m", "rag.cli", "ask", "Which papers make attention cheaper, and how?"]
+    clock = time.perf_counter()
+    subprocess.run(cli, env=env, check=True, capture_output=True, cwd=ROOT)
+    return {"runtime": runtime, "abstracts/s": round(rate, 1), "cold ask s": round(time.perf_counter() - clock, 1)}
 
 
 def ingest(path: Path, data_dir: Path) -> tuple[Index, dict]:
@@ -77,12 +98,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         index, seed_row = ingest(ROOT / "data" / "papers.jsonl", Path(tmp) / "seed")
         rows, latency = [seed_row], [ask_latency(index, questions)]
+        texts = [f"{p.title}. {p.abstract}" for p in index.papers.values()] * 5
+        runtimes = [runtime_row(r, Path(tmp) / "seed", texts) for r in ("onnx", "torch")]
+        runtimes.append(
+            {
+                "runtime": "onnx / torch",
+                "abstracts/s": round(runtimes[0]["abstracts/s"] / runtimes[1]["abstracts/s"], 2),
+                "cold ask s": round(runtimes[0]["cold ask s"] / runtimes[1]["cold ask s"], 2),
+            }
+        )
         if args.scale:
             if not SCALE.exists():
                 raise SystemExit(f"{SCALE} is absent: the shared corpora are not beside this checkout")
             big, row = ingest(SCALE, Path(tmp) / "scale")
             rows.append(row)
             latency.append(ask_latency(big, questions))
+    print(table(runtimes), end="\n\n")
     print(table(rows), end="\n\n")
     print(table(latency))
 

@@ -187,7 +187,7 @@ class Assistant:
         """A cited summary of one paper, found by id or title words."""
         paper = self.index.find(ref)
         source = Source(number=1, paper=paper, score=1.0, passage=paper.abstract)
-        question = f"Summarize: {paper.display_title}"
+        question = f"Summarize “{paper.display_title}”"
         yield SourcesEvent(question, (source,))
         yield from self._generate(question, question, [source], self.backend.summarize, (), {})
 

@@ -12,11 +12,13 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from rag.offline import ensure_tiktoken
 from rag.records import Chunk, Paper, stable_id
 
 
 @lru_cache(maxsize=4)
 def _splitter(chunk_size: int, chunk_overlap: int) -> RecursiveCharacterTextSplitter:
+    ensure_tiktoken()
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name="cl100k_base",
         chunk_size=chunk_size,

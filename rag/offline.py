@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from platformdirs import user_cache_dir
+
 from rag.errors import ModelNotFoundError
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -36,14 +38,19 @@ def install_tiktoken_cache(cache_dir: Path) -> None:
         shutil.copyfile(_bundled_cl100k(), target)
 
 
-def prepare(data_dir: Path) -> None:
+def ensure_tiktoken() -> None:
+    """Make plain `tiktoken.get_encoding("cl100k_base")` work offline; cheap once done."""
+    default = Path(user_cache_dir("paperchat")) / "tiktoken"
+    install_tiktoken_cache(Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(default))))
+
+
+def prepare() -> None:
     """Point every library at local files and switch off the calls home."""
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_DISABLE_PROGRESS_BARS"):
         os.environ.setdefault(name, "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    cache = Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(data_dir / "tiktoken")))
-    install_tiktoken_cache(cache)
+    ensure_tiktoken()
     # numpy's BLAS pool and torch's each default to every core; on 2 cores they fight and
     # query latency rose tenfold at p95. The BLAS work here is small (BM25, cosine): one thread.
     from threadpoolctl import threadpool_limits

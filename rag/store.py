@@ -121,7 +121,7 @@ class Index:
     @classmethod
     def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
         """Open (or create) the index under `settings.data_dir`, loading the embedding model."""
-        prepare(Path(settings.data_dir))
+        prepare()
         return cls(settings, embeddings or make_embeddings(settings))
 
     # -- reading ---------------------------------------------------------------------------

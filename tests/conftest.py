@@ -32,7 +32,7 @@ def embeddings(tmp_path_factory):
     from rag.offline import prepare
     from rag.settings import Settings
 
-    prepare(tmp_path_factory.mktemp("offline"))
+    prepare()
     model = make_embeddings(Settings())
     model.embed_query("warm up")
     return model

@@ -22,8 +22,8 @@ def test_tiktoken_cache_file_is_named_as_tiktoken_looks_for_it(tmp_path):
 def test_plain_get_encoding_works_in_a_fresh_process_with_no_network(tmp_path):
     # An unroutable proxy makes any download attempt fail fast instead of succeeding somewhere.
     script = (
-        "from pathlib import Path; from rag.offline import prepare; prepare(Path(r'%s'));"
-        "import tiktoken; print(len(tiktoken.get_encoding('cl100k_base').encode('hello world')))" % tmp_path
+        "from rag.offline import prepare; prepare();"
+        "import tiktoken; print(len(tiktoken.get_encoding('cl100k_base').encode('hello world')))"
     )
     env = {"PATH": "/usr/bin:/bin", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
            "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
@@ -41,3 +41,18 @@ def test_short_abstracts_stay_whole_and_long_ones_split_with_the_title_first():
     assert all(c.text.startswith("Long One. ") for c in pieces)
     assert [c.position for c in pieces] == list(range(len(pieces)))
     assert len({c.id for c in pieces}) == len(pieces)
+
+
+def test_onnx_and_torch_runtimes_give_the_same_vectors(embeddings, tmp_path):
+    # One index serves both runtimes only because their vectors agree.
+    import numpy as np
+
+    from rag.embeddings import make_embeddings
+    from rag.settings import Settings
+
+    texts = ["Mixture-of-head attention routes tokens to heads.", "Regret bounds for bandits with interference."]
+    torch_vectors = np.asarray(make_embeddings(Settings(embedding_runtime="torch")).embed_documents(texts))
+    onnx_vectors = np.asarray(embeddings.embed_documents(texts))
+    assert Settings().embedding_runtime == "onnx"
+    assert onnx_vectors.shape == (2, 384)
+    assert np.allclose((torch_vectors * onnx_vectors).sum(axis=1), 1.0, atol=1e-4)

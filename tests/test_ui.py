@@ -1,0 +1,178 @@
+"""The Streamlit chat, driven headless with AppTest over a real index and the offline backend."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+import streamlit as st
+from conftest import PAPERS, ROOT
+from streamlit.testing.v1 import AppTest
+
+from rag.corpus import load_corpus
+from rag.records import Paper
+from rag.settings import Settings
+from rag.store import Index
+
+pytestmark = pytest.mark.slow
+
+APP = str(ROOT / "ui" / "app.py")  # AppTest resolves a relative path against this file, not the cwd
+ATTENTION = "Which papers make attention cheaper, and how?"
+HOSTILE_TITLE = "<script>alert(1)</script> **bold** Sourdough Fermentation Networks"
+HOSTILE = Paper(
+    id="hostile",
+    title=HOSTILE_TITLE,
+    authors=("Mallory _Evil_ Example",),
+    abstract="We model sourdough fermentation with a small neural network that predicts how far the "
+    "dough rises from temperature and hydration. See [the demo](javascript:alert(1)) and $x$.",
+    category="Applications · Food",
+    venue="ICML 2025",
+    year=2025,
+    url="javascript:alert(1)",
+)
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory, embeddings):
+    """The bundled 20 papers, indexed once; the app's cached Assistant is dropped around the module."""
+    data_dir = tmp_path_factory.mktemp("ui-index")
+    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
+    st.cache_resource.clear()
+    yield data_dir
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def open_app(monkeypatch, corpus_dir):
+    """Start the app on an index dir (the bundled corpus unless told) with extra environment."""
+
+    def start(data_dir=corpus_dir, **env: str) -> AppTest:
+        monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        assert not at.exception
+        return at
+
+    return start
+
+
+@pytest.fixture
+def fresh_assistant():
+    """For tests that change settings: the process-wide cached Assistant is rebuilt, then dropped."""
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def plain(markdown: str) -> str:
+    """What escaped Markdown displays."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception
+    return at
+
+
+def source_labels(message) -> list[str]:
+    return [e.label for e in message.expander if e.label.startswith("[")]
+
+
+def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
+    at = open_app()
+    metrics = {m.label: m.value for m in at.sidebar.metric}
+    assert metrics["Papers"] == "20"
+    assert "OPENAI_API_KEY" in " ".join(plain(c.value) for c in at.sidebar.caption)
+    labels = [plain(b.label) for b in at.button]
+    assert 3 <= len(labels) <= 4
+    assert any(label.startswith("Which papers work on ") for label in labels)
+    assert not at.chat_message and not at.sidebar.download_button
+
+    summarize = next(b for b in at.button if plain(b.label).startswith("Summarize “"))
+    title = plain(summarize.label).removeprefix("Summarize “").removesuffix("”")
+    summarize.click().run()
+    assert not at.exception
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    # A summary cites the one paper it summarizes; nothing else is retrieved.
+    assert [plain(label) for label in source_labels(at.chat_message[1])] == [f"[1] {title}"]
+    assert not at.button  # the examples are gone once there is a conversation
+    assert [b.label for b in at.sidebar.download_button] == ["Conversation (Markdown)", "Cited papers (BibTeX)"]
+
+
+def test_question_streams_a_cited_answer_with_folded_source_cards(open_app):
+    at = ask(open_app(), ATTENTION)
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    reply = at.chat_message[1]
+    assert "[1]" in reply.markdown[0].value
+    labels = source_labels(reply)
+    assert labels[0].startswith("[1] MoH")
+    card = reply.expander[0]
+    assert not card.proto.expanded
+    shown = " ".join(plain(m.value) for m in card.markdown)
+    assert "Peng Jin" in shown and "Mixture-of-Head attention (MoH)" in shown
+    assert any(m.value.startswith(":orange-background[") for m in card.markdown)  # the support
+    assert "Deep Learning · Attention Mechanisms" in card.caption[0].value
+    assert card.get("link_button")[0].proto.url.startswith("https://icml.cc/")
+    uncited = [e for e in reply.expander if e.label.startswith("Retrieved but not cited")]
+    assert len(uncited) == 1 and len(uncited[0].caption) == 5 - len(labels)
+
+
+def test_follow_up_is_rewritten_from_history(open_app):
+    at = ask(ask(open_app(), ATTENTION), "summarize the first one")
+    assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2
+    follow_up = at.chat_message[3]
+    searched = [plain(c.value) for c in follow_up.caption if c.value.startswith("Searched for:")]
+    assert len(searched) == 1 and "MoH" in searched[0]
+    assert source_labels(follow_up)[0].startswith("[1] MoH")
+    # The first turn is still drawn, from its stored Answer.
+    assert at.chat_message[1].markdown[0].value.startswith("**MoH")
+
+
+def test_category_filter_limits_the_sources(open_app):
+    papers = load_corpus(PAPERS).papers
+    theory = next(p.category for p in papers if p.category.startswith("Theory"))
+    at = open_app()
+    at.sidebar.selectbox[0].set_value(theory)
+    reply = ask(at, ATTENTION).chat_message[1]
+    assert not any(label.startswith("[1] MoH") for label in source_labels(reply))
+    # Every paper shown, cited or not, carries its category in a caption.
+    captions = [plain(c.value) for e in reply.expander for c in e.caption]
+    in_category = sum(1 for p in papers if p.category == theory)
+    assert len(captions) == in_category and all(theory in c for c in captions)
+
+
+def test_corpus_text_is_shown_escaped_never_as_markup(open_app, tmp_path, embeddings, fresh_assistant):
+    Index(Settings(data_dir=tmp_path), embeddings).ingest([HOSTILE])
+    at = open_app(tmp_path)
+    button = at.button[-1]
+    assert "\\<script\\>" in button.label and "<script>" not in button.label
+    button.click().run()
+    assert not at.exception
+    [label] = source_labels(at.chat_message[1])
+    assert label == "[1] \\<script\\>alert\\(1\\)\\</script\\> \\*\\*bold\\*\\* Sourdough Fermentation Networks"
+    card = at.chat_message[1].expander[0]
+    values = [m.value for m in card.markdown] + [c.value for c in card.caption]
+    assert "Mallory \\_Evil\\_ Example" in values
+    assert any("See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and \\$x\\$." in v for v in values)
+    assert not card.get("link_button")  # not an http(s) address: shown as text, not as a link
+    assert "<script>" not in at.chat_message[0].markdown[0].value
+    assert not any(m.proto.allow_html for m in at.get("markdown") + at.get("caption"))
+
+
+def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fresh_assistant):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    at = open_app(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1")
+    assert "openai" in at.sidebar.markdown[0].value
+    # Off-topic: the corpus does not cover it, so no model is asked and the turn is kept.
+    ask(at, "What is the best recipe for sourdough bread?")
+    ask(at, ATTENTION)
+    assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2
+    [error] = at.chat_message[3].error
+    assert f"127.0.0.1:{port}" in plain(error.value) and "OPENAI_BASE_URL" in plain(error.value)
+    assert not at.exception
+    assert at.sidebar.download_button  # the first turn is still in the history

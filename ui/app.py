@@ -1,0 +1,263 @@
+"""PaperChat's chat page: `streamlit run ui/app.py`.
+
+Presentation only: questions go to `rag.Assistant`, answers come back as `Answer` records, and
+the page is drawn from the stored Answers on every rerun. Text from the corpus goes through
+`escape_markdown` wherever Streamlit would read Markdown (labels, captions, cards), so a title
+reads as written and never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Settings
+from rag.chain import DoneEvent, Event, SourcesEvent, TokenEvent
+from rag.export import bibtex, conversation_markdown, escape_markdown, venue_year
+
+ALL = "All"
+MAX_K = 20
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to answer next: a typed question, or from an example button a summary of one paper."""
+
+    text: str
+    summary_of: str | None = None  # a paper id
+
+
+class AnswerStream:
+    """The token texts of an answer's events, for st.write_stream; keeps the final Answer."""
+
+    def __init__(self, events: Iterator[Event]) -> None:
+        self.events = events
+        self.answer: Answer | None = None
+
+    def tokens(self) -> Iterator[str]:
+        for event in self.events:
+            if isinstance(event, TokenEvent):
+                yield event.text
+            elif isinstance(event, DoneEvent):
+                self.answer = event.answer
+
+
+@st.cache_resource(show_spinner="Loading the index and the embedding model…")
+def load_assistant() -> Assistant:
+    """Settings, index, embedding model and backend: made once per process, shared by sessions."""
+    settings = Settings()
+    return Assistant(Index.open(settings), settings)
+
+
+def show_error(error: PaperChatError) -> None:
+    hint = f"\n\n{escape_markdown(error.hint)}" if error.hint else ""
+    st.error(escape_markdown(error.message) + hint)
+
+
+# --- sidebar ----------------------------------------------------------------------------------
+
+
+def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, int]:
+    """Corpus stats, backend, filters and exports; returns the filters and k to ask with."""
+    stats = assistant.index.stats()
+    with st.sidebar:
+        st.title("PaperChat")
+        papers, chunks, categories = st.columns(3)
+        papers.metric("Papers", stats.papers)
+        chunks.metric("Chunks", stats.chunks)
+        categories.metric("Categories", len(stats.categories))
+        st.caption(f"Embeddings: {escape_markdown(stats.embedding_model)}")
+
+        st.subheader("Backend")
+        st.markdown(escape_markdown(assistant.backend.label))
+        st.caption(escape_markdown(assistant.backend.reason))
+
+        st.subheader("Filters")
+        category = st.selectbox(
+            "Category",
+            [ALL, *stats.categories],
+            format_func=lambda c: c if c == ALL else f"{c} ({stats.categories[c]})",
+        )
+        venue = st.selectbox("Venue", [ALL, *stats.venues]) if stats.venues else ALL
+        first, last = min(stats.years, default=None), max(stats.years, default=None)
+        # A slider needs two distinct ends; with one year there is nothing to filter by.
+        low, high = st.slider("Years", first, last, (first, last)) if first != last else (first, last)
+        author = st.text_input("Author", placeholder="any part of a name")
+        k = st.slider("Papers to retrieve", 1, MAX_K, min(assistant.settings.k, MAX_K))
+
+        if history:
+            export(history)
+    filters = Filters(
+        category=None if category == ALL else category,
+        venue=None if venue == ALL else venue,
+        author=author.strip() or None,
+        # The slider's full range means "any year", which includes papers with no year.
+        year_min=low if low != first else None,
+        year_max=high if high != last else None,
+    )
+    return filters, k
+
+
+def export(history: Sequence[Answer]) -> None:
+    st.subheader("Export")
+    st.download_button(
+        "Conversation (Markdown)", conversation_markdown(history), file_name="paperchat.md", mime="text/markdown"
+    )
+    cited = bibtex(s.paper for answer in history for s in answer.cited_sources)
+    st.download_button(
+        "Cited papers (BibTeX)", cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited
+    )
+
+
+# --- answers ----------------------------------------------------------------------------------
+
+
+def render_turn(answer: Answer) -> None:
+    """One stored question and its answer, from the final (citation-checked) record."""
+    with st.chat_message("user"):
+        st.markdown(escape_markdown(answer.question))
+    with st.chat_message("assistant"):
+        render_searched_for(answer.question, answer.standalone_question)
+        render_answer(answer)
+
+
+def render_searched_for(question: str, standalone: str) -> None:
+    # Follow-ups are rewritten to stand alone; showing the rewrite explains what was retrieved.
+    if standalone != question:
+        st.caption(f"Searched for: {escape_markdown(standalone)}")
+
+
+def render_answer(answer: Answer) -> None:
+    # Answer text is Markdown written by our backends (bold titles, [n] markers).
+    st.markdown(answer.text)
+    if answer.invalid_citations:
+        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        st.warning(f"Removed citations to sources that were not retrieved: {numbers}")
+    if answer.covered and answer.uncited:
+        st.warning("This answer cites no source: treat it as unsupported.")
+    render_sources(answer)
+
+
+def render_sources(answer: Answer) -> None:
+    """A folded card per cited paper, then the papers retrieved but not cited, together."""
+    cited = {s.number for s in answer.cited_sources}
+    for source in answer.cited_sources:
+        supports = dict.fromkeys(c.support for c in answer.citations if c.number == source.number and c.support)
+        with st.expander(f"[{source.number}] {escape_markdown(source.paper.display_title)}"):
+            render_paper(source.paper, list(supports))
+    others = [s for s in answer.sources if s.number not in cited]
+    if others:
+        with st.expander(f"Retrieved but not cited ({len(others)})"):
+            for source in others:
+                st.markdown(f"[{source.number}] {escape_markdown(source.paper.display_title)}")
+                byline = " — ".join(x for x in (source.paper.author_line, placement(source.paper)) if x)
+                st.caption(escape_markdown(byline))
+
+
+def placement(paper: Paper) -> str:
+    """Where the paper sits: "Deep Learning · Attention Mechanisms — ICML 2025"."""
+    return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
+
+
+def render_paper(paper: Paper, supports: Sequence[str]) -> None:
+    st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
+    if placement(paper):
+        st.caption(escape_markdown(placement(paper)))
+    if paper.url.startswith(("https://", "http://")):
+        st.link_button("Open the paper", paper.url)
+    elif paper.url:
+        st.caption(escape_markdown(paper.url))
+    if supports:
+        st.markdown("**Supporting sentence**" if len(supports) == 1 else "**Supporting sentences**")
+        for sentence in supports:
+            st.markdown(f":orange-background[{escape_markdown(sentence)}]")
+    st.markdown("**Abstract**")
+    st.markdown(escape_markdown(paper.abstract))
+
+
+def answer_live(
+    assistant: Assistant, request: Request, history: Sequence[Answer], filters: Filters, k: int
+) -> Answer | None:
+    """Ask, streaming the answer into the chat; None (and an error shown) if it failed."""
+    with st.chat_message("user"):
+        st.markdown(escape_markdown(request.text))
+    with st.chat_message("assistant"):
+        try:
+            if request.summary_of:
+                events = assistant.stream_summary(request.summary_of)
+            else:
+                events = assistant.stream(request.text, history=history, filters=filters, k=k)
+            with st.spinner("Searching the papers…"):
+                sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
+            render_searched_for(request.text, sources.standalone_question)
+            stream = AnswerStream(events)
+            st.write_stream(stream.tokens())
+        except PaperChatError as error:
+            show_error(error)
+            return None
+    return stream.answer
+
+
+# --- empty state ------------------------------------------------------------------------------
+
+
+def examples(index: Index) -> list[Request]:
+    """Questions this corpus can answer: its two biggest categories and two of its papers."""
+    topics = dict.fromkeys(c.split(" · ")[-1] for c in list(index.stats().categories)[:2])
+    asks = [Request(f"Which papers work on {topic}?") for topic in topics]
+    # The shortest titles, so the buttons stay one line where they can.
+    titled = sorted((p for p in index.papers.values() if p.title), key=lambda p: (len(p.title), p.id))
+    return asks + [Request(f"Summarize “{p.title}”", summary_of=p.id) for p in titled[:2]]
+
+
+def render_examples(index: Index) -> None:
+    asks = examples(index)
+    if not asks:
+        st.info(
+            f"The index at {escape_markdown(str(index.path))} is empty. "
+            "Add papers with `paperchat ingest data/papers.jsonl`, then reload this page."
+        )
+        return
+    st.markdown("Ask a question about the indexed papers, or try one of these:")
+    columns = st.columns(2)
+    for i, ask in enumerate(asks):
+        columns[i % 2].button(escape_markdown(ask.text), key=f"example-{i}", on_click=ask_next, args=(ask,))
+
+
+def ask_next(request: Request) -> None:
+    # A button callback runs before the rerun it causes, so that rerun already knows what to
+    # answer and draws no example buttons above the answer.
+    st.session_state.pending = request
+
+
+# --- page -------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    st.set_page_config(page_title="PaperChat", page_icon="📄")
+    try:
+        assistant = load_assistant()
+    except PaperChatError as error:
+        show_error(error)
+        st.stop()
+    history: list[Answer] = st.session_state.setdefault("history", [])
+    filters, k = sidebar(assistant, history)
+    for answer in history:
+        render_turn(answer)
+
+    typed = st.chat_input("Ask about the papers")
+    request = st.session_state.pop("pending", None) or (Request(typed) if typed else None)
+    if request is None:
+        if not history:
+            render_examples(assistant.index)
+        return
+    answer = answer_live(assistant, request, history, filters, k)
+    if answer is not None:
+        history.append(answer)
+        # Redraw from the stored Answer: its checked text, source cards and the exports.
+        st.rerun()
+
+
+main()
