@@ -90,6 +90,13 @@ class Assistant:
         self.vectors = SentenceVectors(index.embeddings)
         self.backend = backend or choose_backend(settings, self.vectors)
 
+    def warm_up(self) -> None:
+        """Load what the first question would otherwise wait for: the embedding model, the
+        sentence splitter, the paper table and the BM25 index."""
+        self.vectors.similarities("warm up", split_sentences("One sentence. Another one."))
+        if len(self.index):
+            self.index.lexical.search("warm up", 1)
+
     def condense(self, question: str, history: Sequence[Answer]) -> str:
         if not history or self.backend.chat_model is None:
             return condense_by_rule(question, history)

@@ -48,7 +48,9 @@ class AnswerStream:
 def load_assistant() -> Assistant:
     """Settings, index, embedding model and backend: made once per process, shared by sessions."""
     settings = Settings()
-    return Assistant(Index.open(settings), settings)
+    assistant = Assistant(Index.open(settings), settings)
+    assistant.warm_up()
+    return assistant
 
 
 def show_error(error: PaperChatError) -> None:

@@ -1,0 +1,113 @@
+"""The chat in a real headless Chromium, driven by playwright against `streamlit run`.
+
+Screenshots of each step go to tests/artifacts/browser/ (look at them after a change to the UI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import PAPERS, ROOT
+
+from rag.corpus import load_corpus
+from rag.settings import Settings
+from rag.store import Index
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, embeddings):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it with apt-get)")
+    pytest.importorskip("playwright", reason="playwright is in the dev extra (make install)")
+    data_dir = tmp_path_factory.mktemp("browser-index")
+    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"), "--server.headless", "true",
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+    ]
+    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    break
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                pytest.fail("streamlit did not come up within 60 s")
+            time.sleep(0.3)
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        page.goto(server)
+        page.get_by_test_id("stChatInputTextArea").wait_for(timeout=90_000)
+        yield page
+        browser.close()
+
+
+def test_ask_read_open_a_card_and_export(page):
+    page.get_by_text("try one of these").wait_for(timeout=60_000)
+    page.screenshot(path=ARTIFACTS / "1-first-open.png", full_page=True)
+
+    asked = time.monotonic()
+    page.get_by_test_id("stChatInputTextArea").fill("Which papers make attention cheaper, and how?")
+    page.keyboard.press("Enter")
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    answer.get_by_text("[1]").first.wait_for(timeout=120_000)
+    first_text = time.monotonic() - asked
+    card = page.get_by_test_id("stExpander").first
+    card.wait_for(timeout=120_000)
+    complete = time.monotonic() - asked
+    page.screenshot(path=ARTIFACTS / "2-answer.png", full_page=True)
+    assert "MoH" in answer.inner_text()
+    assert card.inner_text().strip().endswith("Mixture-of-Head Attention") or "[1] MoH" in card.inner_text()
+
+    card.click()
+    page.wait_for_timeout(500)
+    page.screenshot(path=ARTIFACTS / "3-card-open.png", full_page=True)
+    opened = card.inner_text()
+    assert "Peng Jin" in opened and "Abstract" in opened
+
+    with page.expect_download() as download:
+        page.get_by_text("Conversation (Markdown)").click()
+    exported = Path(download.value.path()).read_text(encoding="utf-8")
+    page.screenshot(path=ARTIFACTS / "4-exported.png", full_page=True)
+    assert "## Q: Which papers make attention cheaper" in exported
+    assert "[1]" in exported and "Mixture-of-Head" in exported
+    (ARTIFACTS / "timings.txt").write_text(f"first text {first_text:.1f} s\ncomplete {complete:.1f} s\n")
