@@ -56,6 +56,7 @@ import gzip
 import io
 import json
 import re
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from itertools import groupby
@@ -488,3 +489,21 @@ def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
         what = f"unknown corpus format {suffix!r}" if suffix else "no extension to tell its format"
         raise CorpusError(f"{name}: {what}", hint=_FORMATS)
     return loader(path, skip_invalid=skip_invalid)
+
+
+def load_upload(filename: str, data: bytes, *, skip_invalid: bool = False) -> LoadResult:
+    """A corpus sent as bytes (the chat's upload), read as a file of that name.
+
+    Messages and skipped records name the file as the user knows it, not the temporary copy.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            result = load_corpus(path, skip_invalid=skip_invalid)
+        except RecordError as exc:
+            raise RecordError(filename, exc.line, exc.reason, hint=exc.hint) from None
+        except CorpusError as exc:
+            raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
+    skipped = tuple(s.model_copy(update={"path": filename}) for s in result.skipped)
+    return result.model_copy(update={"skipped": skipped})

@@ -445,3 +445,16 @@ def test_scale_corpus_loads_whole_with_years_from_venues():
     assert min(p.year for p in result.papers) >= 2023
     assert seconds < 10, f"loading took {seconds:.1f} s"
 
+
+
+def test_an_upload_is_read_by_its_name_and_errors_name_it():
+    from rag.corpus import load_upload
+
+    good = load_upload("mine.jsonl", b'{"id": "x", "title": "T", "abstract": "An abstract."}\n')
+    assert [p.id for p in good.papers] == ["x"]
+    with pytest.raises(RecordError, match=r"^mine\.jsonl:1: "):
+        load_upload("mine.jsonl", b'{"id": "x", "title": "T"}\n')
+    skipped = load_upload("mine.jsonl", b'{"id": "x", "title": "T"}\n', skip_invalid=True)
+    assert [str(s).split(":")[:2] for s in skipped.skipped] == [["mine.jsonl", "1"]]
+    with pytest.raises(CorpusError, match=r"^notes\.docx"):
+        load_upload("notes.docx", b"hello")

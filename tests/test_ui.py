@@ -98,7 +98,7 @@ def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     # A summary cites the one paper it summarizes; nothing else is retrieved.
     assert [plain(label) for label in source_labels(at.chat_message[1])] == [f"[1] {title}"]
-    assert not at.button  # the examples are gone once there is a conversation
+    assert not [b for b in at.button if b.key.startswith("example-")]  # the examples are gone once there is a conversation
     assert [b.label for b in at.sidebar.download_button] == ["Conversation (Markdown)", "Cited papers (BibTeX)"]
 
 
@@ -176,3 +176,38 @@ def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fres
     assert f"127.0.0.1:{port}" in plain(error.value) and "OPENAI_BASE_URL" in plain(error.value)
     assert not at.exception
     assert at.sidebar.download_button  # the first turn is still in the history
+
+
+def paper_count(at: AppTest) -> int:
+    return int(next(m for m in at.sidebar.metric if m.label == "Papers").value)
+
+
+def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_path, embeddings, fresh_assistant):
+    data_dir = tmp_path / "index"
+    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
+    at = open_app(data_dir)
+    assert paper_count(at) == 20
+    bad = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n{"id": "n2", "title": "No abstract"}\n'
+    at.sidebar.file_uploader[0].set_value(("bad.jsonl", bad, "application/jsonl")).run()
+    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    assert not at.exception
+    assert any("bad.jsonl:2" in e.value for e in at.sidebar.error)
+    assert paper_count(at) == 20
+
+    at.sidebar.checkbox[0].check().run()
+    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    assert not at.exception
+    assert paper_count(at) == 21
+    assert "1 added" in at.sidebar.success[0].value and "1 skipped" in at.sidebar.success[0].value
+    assert any("bad.jsonl:2" in plain(c.value) for c in at.sidebar.caption)
+
+
+def test_a_source_card_can_summarize_its_paper(open_app):
+    at = ask(open_app(), ATTENTION)
+    card = at.chat_message[1].expander[0]
+    card.button[0].click().run()
+    assert not at.exception
+    summary = at.chat_message[3]
+    assert summary.name == "assistant"
+    assert source_labels(summary) == [card.label]
+    assert "[1]" in summary.markdown[0].value

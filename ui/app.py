@@ -15,6 +15,7 @@ import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Settings
 from rag.chain import DoneEvent, Event, SourcesEvent, TokenEvent
+from rag.corpus import load_upload
 from rag.export import bibtex, conversation_markdown, escape_markdown, venue_year
 
 ALL = "All"
@@ -89,6 +90,7 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         author = st.text_input("Author", placeholder="any part of a name")
         k = st.slider("Papers to retrieve", 1, MAX_K, min(assistant.settings.k, MAX_K))
 
+        upload(assistant.index)
         if history:
             export(history)
     filters = Filters(
@@ -100,6 +102,37 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         year_max=high if high != last else None,
     )
     return filters, k
+
+
+def upload(index: Index) -> None:
+    """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
+    st.subheader("Add papers")
+    file = st.file_uploader(
+        "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
+        help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
+    )
+    skip_invalid = st.checkbox("Skip invalid records", help="Load the valid records and list the others")
+    if file is not None and st.button("Ingest", type="primary"):
+        try:
+            loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid)
+        except PaperChatError as error:
+            show_error(error)
+            return
+        bar = st.progress(0.0, text="Embedding…")
+        report = index.ingest(
+            loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Embedding {done}/{total}")
+        )
+        st.session_state.ingested = (file.name, report)
+        # The stats, filters and examples above were drawn before this ingest.
+        st.rerun()
+    if "ingested" in st.session_state:
+        name, report = st.session_state.ingested
+        st.success(
+            f"{escape_markdown(name)}: {report.added} added, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+        )
+        for skipped in report.skipped[:20]:
+            st.caption(escape_markdown(str(skipped)))
 
 
 def export(history: Sequence[Answer]) -> None:
@@ -116,13 +149,13 @@ def export(history: Sequence[Answer]) -> None:
 # --- answers ----------------------------------------------------------------------------------
 
 
-def render_turn(answer: Answer) -> None:
+def render_turn(answer: Answer, turn: int) -> None:
     """One stored question and its answer, from the final (citation-checked) record."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(answer.question))
     with st.chat_message("assistant"):
         render_searched_for(answer.question, answer.standalone_question)
-        render_answer(answer)
+        render_answer(answer, turn)
 
 
 def render_searched_for(question: str, standalone: str) -> None:
@@ -131,7 +164,7 @@ def render_searched_for(question: str, standalone: str) -> None:
         st.caption(f"Searched for: {escape_markdown(standalone)}")
 
 
-def render_answer(answer: Answer) -> None:
+def render_answer(answer: Answer, turn: int) -> None:
     # Answer text is Markdown written by our backends (bold titles, [n] markers).
     st.markdown(answer.text)
     if answer.invalid_citations:
@@ -139,16 +172,16 @@ def render_answer(answer: Answer) -> None:
         st.warning(f"Removed citations to sources that were not retrieved: {numbers}")
     if answer.covered and answer.uncited:
         st.warning("This answer cites no source: treat it as unsupported.")
-    render_sources(answer)
+    render_sources(answer, turn)
 
 
-def render_sources(answer: Answer) -> None:
+def render_sources(answer: Answer, turn: int) -> None:
     """A folded card per cited paper, then the papers retrieved but not cited, together."""
     cited = {s.number for s in answer.cited_sources}
     for source in answer.cited_sources:
         supports = dict.fromkeys(c.support for c in answer.citations if c.number == source.number and c.support)
         with st.expander(f"[{source.number}] {escape_markdown(source.paper.display_title)}"):
-            render_paper(source.paper, list(supports))
+            render_paper(source.paper, list(supports), key=f"summarize-{turn}-{source.number}")
     others = [s for s in answer.sources if s.number not in cited]
     if others:
         with st.expander(f"Retrieved but not cited ({len(others)})"):
@@ -163,7 +196,7 @@ def placement(paper: Paper) -> str:
     return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
-def render_paper(paper: Paper, supports: Sequence[str]) -> None:
+def render_paper(paper: Paper, supports: Sequence[str], *, key: str) -> None:
     st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
     if placement(paper):
         st.caption(escape_markdown(placement(paper)))
@@ -177,6 +210,8 @@ def render_paper(paper: Paper, supports: Sequence[str]) -> None:
             st.markdown(f":orange-background[{escape_markdown(sentence)}]")
     st.markdown("**Abstract**")
     st.markdown(escape_markdown(paper.abstract))
+    summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
+    st.button("Summarize this paper", key=key, on_click=ask_next, args=(summary,))
 
 
 def answer_live(
@@ -246,8 +281,8 @@ def main() -> None:
         st.stop()
     history: list[Answer] = st.session_state.setdefault("history", [])
     filters, k = sidebar(assistant, history)
-    for answer in history:
-        render_turn(answer)
+    for turn, answer in enumerate(history):
+        render_turn(answer, turn)
 
     typed = st.chat_input("Ask about the papers")
     request = st.session_state.pop("pending", None) or (Request(typed) if typed else None)
