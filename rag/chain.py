@@ -132,7 +132,9 @@ class Assistant:
         timings["retrieve"] = time.perf_counter() - clock
         yield SourcesEvent(standalone, tuple(sources))
 
+        clock = time.perf_counter()
         covered = bool(sources) and self.covers(standalone, sources)
+        timings["coverage"] = time.perf_counter() - clock
         yield from self._generate(
             question, standalone, sources, self.backend.answer if covered else None, history, timings
         )
@@ -158,7 +160,8 @@ class Assistant:
                 for piece in runnable.stream(inputs):
                     if piece:
                         if not pieces:
-                            timings["first_token"] = time.perf_counter() - clock
+                            # From the question, not from the start of generation: what a reader waits.
+                            timings["first_token"] = sum(timings.values()) + time.perf_counter() - clock
                         pieces.append(piece)
                         yield TokenEvent(piece)
             except PaperChatError:

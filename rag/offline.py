@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 from platformdirs import user_cache_dir
@@ -58,19 +59,18 @@ def prepare() -> None:
     threadpool_limits(1, user_api="blas")
 
 
-ONNX_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt")
+ONNX_FILES = ("config.json", "tokenizer.json")
 
 
 def onnx_minilm(weights: Path, cache_dir: Path) -> Path:
-    """The folder Chroma's ONNX MiniLM reads (`<folder>/onnx/` with its six files), made once.
+    """A folder with model.onnx and the tokenizer files of the bundled MiniLM, made once.
 
     The package ships the weights and tokenizer but no model.onnx, so the bundled weights are
     exported with torch the first time (about 10 s); afterwards nothing imports torch.
     """
-    root = cache_dir / "all-MiniLM-L6-v2"
-    target = root / "onnx"
+    target = cache_dir / "all-MiniLM-L6-v2-onnx"
     if (target / "model.onnx").is_file() and all((target / f).is_file() for f in ONNX_FILES):
-        return root
+        return target
     target.mkdir(parents=True, exist_ok=True)
     for name in ONNX_FILES:
         shutil.copyfile(weights / name, target / name)
@@ -78,7 +78,7 @@ def onnx_minilm(weights: Path, cache_dir: Path) -> Path:
     _export_bert(weights, partial)
     # Atomic, so a second process never reads half a file.
     partial.replace(target / "model.onnx")
-    return root
+    return target
 
 
 def _export_bert(weights: Path, path: Path) -> None:
@@ -106,7 +106,9 @@ def _export_bert(weights: Path, path: Path) -> None:
     ids = torch.ones(2, 16, dtype=torch.long)
     inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids)}
     axes = {name: {0: "batch", 1: "sequence"} for name in [*inputs, "last_hidden_state"]}
-    with torch.no_grad():
+    # The tracer warns about branches that are constant for an encoder without a cache; they are.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             model, tuple(inputs.values()), str(path), input_names=list(inputs),
             output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
