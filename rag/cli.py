@@ -248,14 +248,18 @@ def reset(ctx) -> None:
 def ui(ctx, port: int) -> None:
     """Open the chat in the browser (Streamlit) on this index."""
     import os
-    import subprocess
 
     app = Path(__file__).resolve().parents[1] / "ui" / "app.py"
     env = {**os.environ, "PAPERCHAT_DATA_DIR": str(ctx.obj.data_dir), "PAPERCHAT_BACKEND": ctx.obj.backend}
     out.print(f"PaperChat: open http://127.0.0.1:{port} in your browser (Ctrl+C stops it)")
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-               "--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    sys.exit(subprocess.call(command, env=env))
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+        "--server.headless", "true", "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
+    ]
+    # Become the server, so Ctrl+C and a terminate reach it directly.
+    sys.stdout.flush()
+    os.execve(sys.executable, command, env)
 
 
 def main() -> None:

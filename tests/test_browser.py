@@ -1,4 +1,4 @@
-"""The chat in a real headless Chromium, driven by playwright against `streamlit run`.
+"""The chat in a real headless Chromium, driven by playwright against `paperchat ui`.
 
 Screenshots of each step go to tests/artifacts/browser/ (look at them after a change to the UI).
 """
@@ -43,10 +43,8 @@ def server(tmp_path_factory, embeddings):
     data_dir = tmp_path_factory.mktemp("browser-index")
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
     port = _free_port()
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"), "--server.headless", "true",
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-    ]
+    # The command a user runs (make run): `paperchat ui`, which becomes the Streamlit server.
+    command = [sys.executable, "-m", "rag.cli", "ui", "--port", str(port)]
     env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
