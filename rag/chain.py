@@ -18,10 +18,10 @@ from langchain_core.runnables import Runnable
 
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
-from rag.errors import PaperChatError
+from rag.errors import PaperChatError, PaperNotFoundError
 from rag.llm import Backend, choose_backend, translate_error
 from rag.prompts import load_prompt
-from rag.records import Answer, Filters, Source
+from rag.records import Answer, Filters, Paper, Source
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
@@ -30,6 +30,8 @@ from rag.text import question_focus, split_sentences
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 _ORDINAL_REF = re.compile(r"\bthe (first|second|third|fourth|fifth|sixth|last) (one|paper|source|work)\b", re.I)
 _NUMBER_REF = re.compile(r"\[(\d{1,2})\]")
+_SINGLE_REF = re.compile(r"\b(it|this paper|that paper|this one|that one|the paper)\b", re.I)
+_SUMMARY_REQUEST = re.compile(r"^\s*(summari[sz]e|give (me )?a summary of|tl;?dr( of)?)\s+(?P<ref>.+?)\s*[?.!]*\s*$", re.I)
 _PRONOUN = re.compile(r"\b(it|its|this|that|these|those|they|them|their|the paper|the papers)\b", re.I)
 
 
@@ -58,8 +60,9 @@ def condense_by_rule(question: str, history: Sequence[Answer]) -> str:
     """Make a follow-up standalone without a language model.
 
     "[2]" and "the second one" become the title of source 2 of the previous answer ("the last
-    one" its last source); any other follow-up that leans on a pronoun ("what about its
-    results?") is joined to the previous standalone question so retrieval keeps the topic.
+    one" its last source); "it" or "this paper", after an answer that cited one paper, becomes
+    that paper's title; any other follow-up that leans on a pronoun ("what about its results?")
+    is joined to the previous standalone question so retrieval keeps the topic.
     """
     if not history:
         return question
@@ -76,6 +79,10 @@ def condense_by_rule(question: str, history: Sequence[Answer]) -> str:
     )
     if resolved != question:
         return resolved
+    cited = {c.number for c in last.citations}
+    if len(cited) == 1 and _SINGLE_REF.search(question):
+        # "Summarize it" after an answer from one paper means that paper.
+        return _SINGLE_REF.sub(title_of(cited.pop(), "it"), question, count=1)
     if _PRONOUN.search(question) and len(question.split()) <= 15:
         return f"{question} (following up on: {last.standalone_question})"
     return question
@@ -126,6 +133,10 @@ class Assistant:
         clock = time.perf_counter()
         standalone = self.condense(question, history)
         timings["condense"] = time.perf_counter() - clock
+        paper = self.summary_target(standalone)
+        if paper is not None:
+            yield from self.stream_summary(paper.id, question=question)
+            return
 
         clock = time.perf_counter()
         sources = search(self.index, standalone, self.settings, k=k, filters=filters)
@@ -193,13 +204,23 @@ class Assistant:
     def ask(self, question: str, **kwargs) -> Answer:
         return _final(self.stream(question, **kwargs))
 
-    def stream_summary(self, ref: str) -> Iterator[Event]:
+    def summary_target(self, standalone: str) -> Paper | None:
+        """The paper a "Summarize <title>" request names, when the title words name one."""
+        request = _SUMMARY_REQUEST.match(standalone)
+        if request is None:
+            return None
+        try:
+            return self.index.find(request["ref"].strip(" \"'“”"))
+        except PaperNotFoundError:
+            return None
+
+    def stream_summary(self, ref: str, *, question: str | None = None) -> Iterator[Event]:
         """A cited summary of one paper, found by id or title words."""
         paper = self.index.find(ref)
         source = Source(number=1, paper=paper, score=1.0, passage=paper.abstract)
-        question = f"Summarize “{paper.display_title}”"
-        yield SourcesEvent(question, (source,))
-        yield from self._generate(question, question, [source], self.backend.summarize, (), {})
+        standalone = f"Summarize “{paper.display_title}”"
+        yield SourcesEvent(standalone, (source,))
+        yield from self._generate(question or standalone, standalone, [source], self.backend.summarize, (), {})
 
     def summarize(self, ref: str) -> Answer:
         return _final(self.stream_summary(ref))

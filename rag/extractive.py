@@ -28,7 +28,7 @@ from rag.text import lexical_similarity, question_focus, split_sentences
 # papers ("Which papers ...", "Are there works on ..."), where missing one costs more.
 _PAPER_MARGIN = 0.08
 _PLURAL_MARGIN = 0.15
-_PLURAL = re.compile(r"\b(papers|works|studies|approaches|methods|articles)\b", re.I)
+_PLURAL = re.compile(r"\b(papers|works|studies|approaches|methods|articles|compare|comparison|differ|versus|vs)\b", re.I)
 _MAX_PAPERS = 4
 _SENTENCE_MARGIN = 0.15
 _PER_PAPER = 2

@@ -96,3 +96,23 @@ def test_follow_ups_are_rewritten_by_rule(assistant):
     assert follow.startswith("what are its main results?") and "bandits" in follow
     assert condense_by_rule("What is Flat-LoRA?", [first]) == "What is Flat-LoRA?"
     assert condense_by_rule("what about it?", []) == "what about it?"
+
+
+def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
+    first = assistant.ask("Which papers are about multi-armed bandits?")
+    second = first.sources[1].paper
+    summary = assistant.ask("summarize the second one", history=[first])
+    assert summary.question == "summarize the second one"
+    assert [s.paper.id for s in summary.sources] == [second.id]
+    assert summary.citations and {c.number for c in summary.citations} == {1}
+
+    single = assistant.ask("How does Flat-LoRA keep memory low?")
+    assert len({c.number for c in single.citations}) == 1
+    it = assistant.ask("summarize it", history=[single])
+    assert it.standalone_question == f"Summarize “{single.cited_sources[0].paper.display_title}”"
+    assert len(it.sources) == 1
+
+
+def test_a_summary_request_naming_no_paper_is_answered_as_a_question(assistant):
+    answer = assistant.ask("Summarize the work on sparse attention heads")
+    assert len(answer.sources) > 1
