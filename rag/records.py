@@ -151,7 +151,6 @@ class IngestReport(Record):
     added: int = 0
     updated: int = 0
     unchanged: int = 0
-    removed: int = 0
     skipped: tuple[SkippedRecord, ...] = ()
     chunks_written: int = 0
     seconds: float = 0.0

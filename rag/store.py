@@ -47,12 +47,11 @@ class IndexStats:
     years: dict[int, int]
 
 
-def _paper_metadata(paper: Paper, chunk: Chunk, content_hash: str) -> dict:
+def _paper_metadata(paper: Paper, chunk: Chunk) -> dict:
     meta: dict = {
         "paper_id": paper.id,
         "position": chunk.position,
         "n_chunks": chunk.n_chunks,
-        "content_hash": content_hash,
         "title": paper.title,
         "authors": json.dumps(list(paper.authors), ensure_ascii=False),
         "category": paper.category,
@@ -115,7 +114,6 @@ class Index:
                 "PAPERCHAT_COLLECTION, or `paperchat reset` and ingest again",
             )
         self._papers: dict[str, Paper] | None = None
-        self._hashes: dict[str, str] = {}
         self._lexical = None
 
     @classmethod
@@ -131,7 +129,6 @@ class Index:
             got = self._collection.get(where={"position": 0}, include=["metadatas"])
             metas = got["metadatas"] or []
             self._papers = {m["paper_id"]: _paper_from_metadata(m) for m in metas}
-            self._hashes = {m["paper_id"]: m["content_hash"] for m in metas}
         return self._papers
 
     @property
@@ -210,9 +207,10 @@ class Index:
         skipped = papers.skipped if isinstance(papers, LoadResult) else ()
         incoming = list(papers.papers if isinstance(papers, LoadResult) else papers)
         latest = {p.id: p for p in incoming}
-        self._load_papers()
-        todo = [p for p in latest.values() if self._hashes.get(p.id) != p.content_hash]
-        added = sum(1 for p in todo if p.id not in self._hashes)
+        # Every field that goes into content_hash is stored, so the stored paper's hash is its own.
+        indexed = {pid: p.content_hash for pid, p in self.papers.items()}
+        todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
+        added = sum(1 for p in todo if p.id not in indexed)
         written = 0
         if progress:
             progress(0, len(todo))
@@ -237,7 +235,7 @@ class Index:
         for paper in papers:
             for chunk in chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap):
                 texts.append(chunk.text)
-                metas.append(_paper_metadata(paper, chunk, paper.content_hash))
+                metas.append(_paper_metadata(paper, chunk))
                 ids.append(chunk.id)
         self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
         fresh = set(ids)
