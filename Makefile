@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install install-local run run-cli ingest test bench clean
+.PHONY: install install-local run run-cli ingest test bench eval eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,18 @@ test: install
 
 bench: install
 	$(BIN)/python bench/bench_ingest_ask.py --scale
+
+# Answer quality on the seed questions, offline (reports under eval/reports/).
+eval: ingest
+	$(BIN)/paperchat eval --set eval/sets/seed.jsonl
+
+# Retrieval on the generated known-item set and SciFact train, each ranker alone and fused. The
+# first run indexes 13,687 + 5,183 abstracts (about 25 minutes on 2 cores); later runs reuse them.
+eval-benchmarks: install
+	$(BIN)/python eval/make_known_item.py
+	for set in eval/sets/known-item ../shared/benchmarks/scifact; do \
+	  for r in hybrid bm25 dense; do $(BIN)/paperchat eval --set $$set --retrieval-only --retriever $$r || exit 1; done; \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -38,9 +38,11 @@ from rag.text import lexical_similarity, sentence_spans, split_sentences
 
 __all__ = [
     "CitationMarker",
+    "CitedSentence",
     "SentenceScorer",
     "check_citations",
     "cited_numbers",
+    "cited_sentences",
     "find_citation_markers",
     "find_support",
     "strip_citations",
@@ -309,15 +311,9 @@ def check_citations(
     """
     by_number = {source.number: source for source in sources}
     cleaned, invalid = _drop_invalid(text, set(by_number))
-    markers = find_citation_markers(cleaned)
-    plain, positions = _splice(cleaned, [(m.start, m.end, "") for m in markers])
-    sentences = _answer_sentences(plain)
-
     citations: list[Citation] = []
     seen: set[tuple[int, str]] = set()
-    for marker, position in zip(markers, positions, strict=True):
-        owner = _owner(sentences, plain, position)
-        claim = sentences[owner].claim if owner is not None else ""
+    for marker, claim in _markers_with_claims(cleaned):
         for number in marker.numbers:
             if (number, claim) not in seen:
                 seen.add((number, claim))
@@ -328,6 +324,39 @@ def check_citations(
         invalid=tuple(sorted(set(invalid))),
         uncited=not citations,
     )
+
+
+def _markers_with_claims(text: str) -> list[tuple[CitationMarker, str]]:
+    """Each marker of `text` with the claim of the answer sentence it belongs to ("" if none)."""
+    markers = find_citation_markers(text)
+    plain, positions = _splice(text, [(m.start, m.end, "") for m in markers])
+    sentences = _answer_sentences(plain)
+    owned = []
+    for marker, position in zip(markers, positions, strict=True):
+        owner = _owner(sentences, plain, position)
+        owned.append((marker, sentences[owner].claim if owner is not None else ""))
+    return owned
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    """One sentence of an answer (markers and layout removed) and the source numbers it cites."""
+
+    claim: str
+    numbers: tuple[int, ...]
+
+
+def cited_sentences(text: str) -> list[CitedSentence]:
+    """Every sentence of an answer that says something, in order, with the numbers it cites.
+
+    The unit ALCE's citation metrics judge; a sentence citing nothing has `numbers == ()`.
+    Markers attach to sentences by the same rules as in `check_citations`.
+    """
+    plain = strip_citations(text)
+    numbers: dict[str, list[int]] = {s.claim: [] for s in _answer_sentences(plain)}
+    for marker, claim in _markers_with_claims(text):
+        numbers.setdefault(claim, []).extend(marker.numbers)
+    return [CitedSentence(claim, tuple(dict.fromkeys(ns))) for claim, ns in numbers.items() if claim]
 
 
 def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:

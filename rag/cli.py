@@ -242,6 +242,88 @@ def reset(ctx) -> None:
     out.print("the index is empty")
 
 
+@cli.command("eval")
+@click.option("--set", "set_path", type=click.Path(path_type=Path), help="A .jsonl question set or a BEIR folder.")
+@click.option("--compare", nargs=2, type=click.Path(path_type=Path), help="Print the metric deltas of two reports: A B.")
+@click.option("--backend", type=click.Choice(["auto", "extractive", "openai", "local"]), help="Who writes the answers.")
+@click.option("--k", type=click.IntRange(1, 50), help="How many papers each answer sees.")
+@click.option("--judge", type=click.Choice(["auto", "similarity", "llm"]), default="auto", show_default=True,
+              help="Who decides support; auto: the LLM judge (checked against similarity) with a model, else similarity.")
+@click.option("--retriever", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True)
+@click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
+@click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
+@click.option("--split", help="The BEIR qrels split [test, or the only one].")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("eval/reports"), show_default=True)
+@click.pass_context
+def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, split, out_dir) -> None:
+    """Measure retrieval, citations, faithfulness and refusals on a question set; write a report."""
+    from rag.report import read_report
+
+    if compare:
+        _print_comparison(read_report(compare[0]), read_report(compare[1]))
+        return
+    if set_path is None:
+        raise click.UsageError("pass --set (a question set or BEIR folder) or --compare A B")
+    from rag.chain import Assistant
+    from rag.evalsets import eval_index, load_eval_set, missing_gold
+    from rag.evaluate import run_eval
+    from rag.judges import make_judge
+    from rag.report import write_report
+    from rag.retrieval import with_retriever
+
+    settings = with_retriever(ctx.obj.model_copy(update={"backend": backend} if backend else {}), retriever)
+    eval_set = load_eval_set(set_path, split=split)
+    with _progress() as bar:
+        task = bar.add_task(f"indexing {eval_set.name}", total=None)
+        index = eval_index(eval_set, settings, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    missing = missing_gold(eval_set, index)
+    if missing:
+        err.print(f"[yellow]warning: {len(missing)} gold papers of {eval_set.name} are not in the index at {index.path}[/]")
+    assistant = Assistant(index, settings)
+    chosen = None if retrieval_only else make_judge(judge, assistant.vectors, settings)
+    what = "ranking only" if retrieval_only else f"backend {assistant.backend.label}, judge {chosen.name}"
+    err.print(f"[dim]{eval_set.name}: {len(eval_set.items)} questions over {len(index)} papers; {escape(what)}[/]")
+    with _progress() as bar:
+        task = bar.add_task("asking", total=None)
+        report = run_eval(
+            assistant, eval_set, judge=chosen, k=k, depth=depth or (100 if eval_set.corpus else 10),
+            answers=not retrieval_only, retriever=retriever, limit=limit,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    folder = write_report(report, out_dir)
+    _print_report(report)
+    out.print(f"report: {folder / 'report.md'}")
+
+
+def _print_report(report) -> None:
+    table = Table("metric", "value", "items", title=f"{report.set_name} · {report.backend} · {report.retriever}")
+    for metric, value in report.metrics.items():
+        table.add_row(metric, f"{value:.3f}", str(report.counts[metric]))
+    out.print(table)
+    if report.judge_agreement:
+        a = report.judge_agreement
+        out.print(f"judges agree on {a['agreement']:.3f} of {int(a['pairs'])} decisions (kappa {a['kappa']:.3f})")
+    latency = Table("stage", "p50 (ms)", "p95 (ms)", title="latency")
+    for stage, v in report.latency.items():
+        latency.add_row(stage, f"{v['p50'] * 1000:.0f}", f"{v['p95'] * 1000:.0f}")
+    out.print(latency)
+
+
+def _print_comparison(before, after) -> None:
+    from rag.evaluate import compare
+
+    table = Table("metric", "A", "B", "B - A", title=f"A: {before.set_name} {before.backend} {before.created}\n"
+                  f"B: {after.set_name} {after.backend} {after.created}")
+    for delta in compare(before, after):
+        def cell(value):
+            return "" if value is None else f"{value:.3f}"
+        colour = {True: "green", False: "red"}.get(delta.better, "")
+        change = "" if delta.change is None else f"{delta.change:+.3f}"
+        table.add_row(delta.metric, cell(delta.before), cell(delta.after), f"[{colour}]{change}[/]" if colour else change)
+    out.print(table)
+
+
 @cli.command()
 @click.option("--port", type=int, default=8501, show_default=True)
 @click.pass_context

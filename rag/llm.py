@@ -96,7 +96,7 @@ def model_backend(name: str, model: str, reason: str, chat_model: BaseChatModel)
     )
 
 
-def _openai_chat(settings: Settings) -> BaseChatModel:
+def openai_chat(settings: Settings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
@@ -136,7 +136,7 @@ def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
     if wanted == "openai" or (wanted == "auto" and settings.uses_openai):
         if settings.uses_openai:
             why = "OPENAI_API_KEY is set" if settings.has_openai_key else f"OPENAI_BASE_URL is {settings.openai_base_url}"
-            return model_backend("openai", settings.openai_model, why, _openai_chat(settings))
+            return model_backend("openai", settings.openai_model, why, openai_chat(settings))
         return extractive_backend(vectors, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
     if wanted == "local" or (wanted == "auto" and settings.local_model_path):
         why = "backend 'local' was asked for" if wanted == "local" else "PAPERCHAT_LOCAL_MODEL_PATH is set"

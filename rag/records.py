@@ -181,3 +181,67 @@ _WS = re.compile(r"\s+")
 
 def normalize_space(text: str) -> str:
     return _WS.sub(" ", text).strip()
+
+
+class EvalItem(Record):
+    """One question of an evaluation set, and which papers a right answer rests on."""
+
+    id: str
+    question: str
+    # Graded relevance by paper id (BEIR qrels); a set that lists only gold ids grades each 1.
+    relevance: dict[str, int] = Field(default_factory=dict)
+    reference: str = ""
+    type: str = "lookup"
+
+    @property
+    def gold(self) -> tuple[str, ...]:
+        return tuple(pid for pid, grade in self.relevance.items() if grade > 0)
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.gold)
+
+
+class EvalSet(Record):
+    """A question set and, for benchmarks that bring their own papers, the corpus it is judged over."""
+
+    name: str
+    path: str
+    items: tuple[EvalItem, ...]
+    # None: the questions are about the configured index (the user's own corpus).
+    corpus: str | None = None
+
+
+class ItemResult(Record):
+    """What one question got: the ranking, the answer, and every score that applies to it."""
+
+    id: str
+    question: str
+    type: str
+    gold: tuple[str, ...]
+    retrieved: tuple[str, ...]
+    answer: str | None = None
+    covered: bool | None = None
+    cited: tuple[str, ...] = ()
+    scores: dict[str, float] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class EvalReport(Record):
+    """A whole evaluation run: what ran, the aggregate metrics, and every item."""
+
+    set_name: str
+    set_path: str
+    backend: str
+    model: str = ""
+    judge: str = ""
+    retriever: str = "hybrid"
+    k: int
+    depth: int
+    created: str
+    metrics: dict[str, float]
+    counts: dict[str, int]
+    by_type: dict[str, dict[str, float]]
+    latency: dict[str, dict[str, float]]
+    judge_agreement: dict[str, float] | None = None
+    items: tuple[ItemResult, ...]

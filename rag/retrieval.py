@@ -102,6 +102,17 @@ def search(
     return sources
 
 
+RETRIEVERS = ("hybrid", "dense", "bm25")
+
+
+def with_retriever(settings: Settings, name: str) -> Settings:
+    """Settings that rank by one signal alone (`dense`, `bm25`) or by the configured fusion."""
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {name!r}")
+    off = {"dense": {"bm25_weight": 0.0}, "bm25": {"dense_weight": 0.0}}.get(name, {})
+    return settings.model_copy(update=off)
+
+
 class PaperRetriever(BaseRetriever):
     """The hybrid search as a LangChain retriever: one Document per paper, best first."""
 

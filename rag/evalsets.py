@@ -1,0 +1,171 @@
+"""Evaluation sets from disk, and the index each one is judged over.
+
+Two layouts:
+
+- A question set, JSON Lines (``eval/sets/seed.jsonl``): one object per line with ``id``,
+  ``question``, ``gold`` (the ids of the papers a right answer rests on; empty for a question
+  the corpus does not cover), optional ``reference`` (a written answer) and ``type`` (lookup,
+  multi, summary, unanswerable). Its questions are about the configured index.
+- A BEIR benchmark directory (SciFact, the generated known-item set): ``corpus.jsonl[.gz]``,
+  ``queries.jsonl`` and ``qrels/<split>.tsv`` (query-id, corpus-id, graded score). It brings
+  its own papers, which are indexed once into ``<data_dir>/eval/<name>`` and reused.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from rag.corpus import load_corpus
+from rag.errors import CorpusError, RecordError, StoreError
+from rag.records import EvalItem, EvalSet
+from rag.settings import Settings
+from rag.store import Index
+
+_TYPES = ("lookup", "multi", "summary", "unanswerable")
+
+
+def load_eval_set(path: str | Path, *, split: str | None = None) -> EvalSet:
+    """A question set (a ``.jsonl`` file) or a BEIR benchmark (a directory)."""
+    path = Path(path)
+    if path.is_dir():
+        return load_beir(path, split=split)
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such evaluation set", hint="pass a .jsonl question set or a BEIR directory")
+    return load_question_set(path)
+
+
+def load_question_set(path: str | Path) -> EvalSet:
+    """A JSON Lines question set; a bad line raises `RecordError` naming the file and line."""
+    path = Path(path)
+    items: list[EvalItem] = []
+    seen: set[str] = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        item = _question(str(path), number, line)
+        if item.id in seen:
+            raise RecordError(str(path), number, f"duplicate id {item.id!r}", hint="give every question its own id")
+        seen.add(item.id)
+        items.append(item)
+    if not items:
+        raise CorpusError(f"{path}: no questions", hint="one JSON object per line: id, question, gold, type")
+    return EvalSet(name=path.stem, path=str(path), items=tuple(items))
+
+
+def _question(path: str, number: int, line: str) -> EvalItem:
+    hint = 'write the line as {"id": ..., "question": ..., "gold": [paper ids], "type": ...}'
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, number, f"invalid JSON: {exc.msg} (column {exc.colno})", hint=hint) from None
+    if not isinstance(record, dict):
+        raise RecordError(path, number, "expected a JSON object", hint=hint)
+    for field in ("id", "question"):
+        if not isinstance(record.get(field), str) or not record[field].strip():
+            raise RecordError(path, number, f"missing or empty {field!r}", hint=hint)
+    gold = record.get("gold", [])
+    if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+        raise RecordError(path, number, "'gold' must be a list of paper ids", hint=hint)
+    kind = record.get("type") or ("lookup" if gold else "unanswerable")
+    if kind not in _TYPES:
+        raise RecordError(path, number, f"unknown type {kind!r}; one of {', '.join(_TYPES)}", hint=hint)
+    if (kind == "unanswerable") == bool(gold):
+        raise RecordError(path, number, "an unanswerable question has no gold papers, and only it", hint=hint)
+    return EvalItem(
+        id=record["id"],
+        question=record["question"],
+        relevance=dict.fromkeys(gold, 1),
+        reference=record.get("reference", ""),
+        type=kind,
+    )
+
+
+def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
+    """A BEIR benchmark; the split is `split`, else ``test`` if present, else the only qrels file."""
+    directory = Path(directory)
+    corpus = next((directory / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (directory / n).is_file()), None)
+    queries_path = directory / "queries.jsonl"
+    qrels_dir = directory / "qrels"
+    if corpus is None or not queries_path.is_file() or not qrels_dir.is_dir():
+        raise CorpusError(
+            f"{directory} is not a BEIR benchmark",
+            hint="it needs corpus.jsonl (or .jsonl.gz), queries.jsonl and a qrels/ folder of .tsv files",
+        )
+    qrels_path = _qrels_file(qrels_dir, split)
+    relevance = _read_qrels(qrels_path)
+    queries: dict[str, str] = {}
+    for number, line in enumerate(queries_path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+                queries[str(record["_id"])] = record["text"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise RecordError(str(queries_path), number, "expected {\"_id\": ..., \"text\": ...}") from None
+    items = tuple(
+        EvalItem(id=qid, question=queries[qid], relevance=grades, type=directory.name)
+        for qid, grades in relevance.items()
+        if qid in queries
+    )
+    if not items:
+        raise CorpusError(f"{qrels_path}: no judged query is in {queries_path}")
+    return EvalSet(name=directory.name, path=str(directory), items=items, corpus=str(corpus))
+
+
+def _qrels_file(qrels_dir: Path, split: str | None) -> Path:
+    files = sorted(qrels_dir.glob("*.tsv"))
+    names = {f.stem: f for f in files}
+    if split is not None:
+        if split not in names:
+            raise CorpusError(f"{qrels_dir} has no {split}.tsv", hint=f"splits here: {', '.join(names) or 'none'}")
+        return names[split]
+    if "test" in names:
+        return names["test"]
+    if len(files) == 1:
+        return files[0]
+    raise CorpusError(f"{qrels_dir}: which split? {', '.join(names) or 'no .tsv files'}", hint="pass --split")
+
+
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    relevance: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), 1):
+            if not row or (number == 1 and row[0] == "query-id"):
+                continue
+            try:
+                qid, doc, score = row
+                relevance.setdefault(qid, {})[doc] = int(score)
+            except ValueError:
+                raise RecordError(str(path), number, "expected query-id, corpus-id, score (tab-separated)") from None
+    return relevance
+
+
+def eval_index(
+    eval_set: EvalSet,
+    settings: Settings,
+    *,
+    embeddings: Embeddings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Index:
+    """The index a set is judged over: the configured one, or the set's own corpus indexed once.
+
+    Re-running is cheap: ingest is an upsert, so only papers not yet indexed are embedded.
+    """
+    if eval_set.corpus is None:
+        index = Index.open(settings, embeddings=embeddings)
+    else:
+        own = settings.model_copy(update={"data_dir": settings.data_dir / "eval" / eval_set.name})
+        index = Index.open(own, embeddings=embeddings)
+        index.ingest(load_corpus(eval_set.corpus), progress=progress)
+    if not len(index):
+        raise StoreError(f"the index at {index.path} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
+    return index
+
+
+def missing_gold(eval_set: EvalSet, index: Index) -> set[str]:
+    """Gold paper ids of the set that the index does not hold (a set run on the wrong corpus)."""
+    return {g for item in eval_set.items for g in item.gold} - set(index.papers)

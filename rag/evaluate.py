@@ -1,0 +1,305 @@
+"""Answer-quality evaluation: retrieval, citations, faithfulness, refusals and latency.
+
+`run_eval` asks every question of an `EvalSet` through an `Assistant`, scores each item and
+aggregates the scores into an `EvalReport`. The metrics, each a mean over the items it applies to:
+
+Retrieval, at the paper level, on the ranking of the question (answerable items only), computed
+by trec_eval's own code (pytrec_eval) so the figures match published BEIR tables:
+
+- ``recall@k`` (k = 1, 5, 10, and 100 when the depth allows): the share of the relevant papers
+  that are in the top k.
+- ``mrr@10``: 1 / the rank of the first relevant paper, 0 if none is in the top 10.
+- ``ndcg@10``: discounted cumulative gain of the top 10 (gain = the relevance grade, discount
+  1 / log2(rank + 1)), divided by that of the ideal ranking.
+
+Citations, after ALCE (Gao et al. 2023), per answered item, over the answer's sentences:
+
+- ``citation_recall``: the share of sentences whose cited abstracts, read together, support the
+  sentence (a sentence citing nothing counts as unsupported).
+- ``citation_precision``: the share of citations that are needed. A citation is irrelevant when
+  its sentence is supported, it does not support the sentence alone, and the other citations
+  support it without it. Citations of an unsupported sentence count as imprecise.
+
+After RAGAS (Es et al. 2023), per answered item:
+
+- ``faithfulness``: the share of the answer's sentences that the retrieved abstracts (all of
+  them, cited or not) support.
+- ``answer_relevance``: how closely the answer addresses the question, in [0, 1], as the judge
+  measures it (`rag.judges`).
+
+Gold citations (answerable items): ``gold_citation_precision`` is the share of the papers an answer
+cites that are gold (items that cite nothing are left out); ``gold_citation_recall`` the share of
+gold papers it cites (a refusal scores 0).
+
+Refusals: an answer refuses when it says the corpus does not cover the question and cites
+nothing. ``unanswerable_refused`` is the share of unanswerable questions refused (higher is
+better); ``answerable_refused`` the share of answerable ones refused (lower is better).
+
+Latency, in seconds per stage of `Answer.timings` (retrieve, generate, total, ...): p50 and p95.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+import pytrec_eval
+
+from rag.chain import Assistant
+from rag.citations import cited_sentences
+from rag.judges import Judge, PairedJudge
+from rag.records import Answer, EvalItem, EvalReport, EvalSet, ItemResult
+from rag.retrieval import search
+
+Progress = Callable[[int, int], None]
+
+# Metrics where lower is better, besides latencies; every other metric is better higher.
+LOWER_IS_BETTER = frozenset({"answerable_refused"})
+
+_TREC_NAMES = {"recall": "recall@{k}", "ndcg_cut": "ndcg@{k}"}
+
+
+def retrieval_scores(
+    relevance: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]], *, depth: int = 10
+) -> dict[str, dict[str, float]]:
+    """Recall@1/5/10(/100), MRR@10 and nDCG@10 for each query with a relevant paper.
+
+    `relevance`: query id -> paper id -> grade (> 0 relevant); `rankings`: query id -> paper ids,
+    best first. trec_eval orders by score, so each ranking is given strictly falling scores.
+    """
+    judged = {q: {p: int(g) for p, g in grades.items()} for q, grades in relevance.items() if any(g > 0 for g in grades.values())}
+    if not judged:
+        return {}
+    cutoffs = [k for k in (1, 5, 10, 100) if k <= max(depth, 10)]
+    measures = {f"recall.{','.join(map(str, cutoffs))}", "ndcg_cut.10"}
+    run = {q: {p: float(len(r) - i) for i, p in enumerate(r)} for q, r in rankings.items() if q in judged}
+    # A query that retrieved nothing still counts (as all zeros), which trec_eval would skip.
+    scores = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate({q: r for q, r in run.items() if r})
+    top10 = {q: {p: s for p, s in r.items() if s > len(r) - 10} for q, r in run.items() if r}
+    mrr = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"}).evaluate(top10)
+    out: dict[str, dict[str, float]] = {}
+    for q in judged:
+        row = {f"recall@{k}": scores.get(q, {}).get(f"recall_{k}", 0.0) for k in cutoffs}
+        row["mrr@10"] = mrr.get(q, {}).get("recip_rank", 0.0)
+        row["ndcg@10"] = scores.get(q, {}).get("ndcg_cut_10", 0.0)
+        out[q] = row
+    return out
+
+
+@dataclass(frozen=True)
+class CitationScores:
+    recall: float
+    precision: float
+
+
+def citation_scores(answer_text: str, passages: Mapping[int, str], judge: Judge) -> CitationScores | None:
+    """ALCE citation recall and precision of one answer; None when it has no sentence.
+
+    `passages` maps each source number to the text the judge reads for it.
+    """
+    sentences = cited_sentences(answer_text)
+    if not sentences:
+        return None
+    supported = precise = total = 0
+    for sentence in sentences:
+        cited = [passages[n] for n in sentence.numbers if n in passages]
+        total += len(cited)
+        joint = bool(cited) and judge.supports(sentence.claim, cited)
+        supported += joint
+        if joint and len(cited) > 1:
+            for i, passage in enumerate(cited):
+                others = cited[:i] + cited[i + 1 :]
+                needed = judge.supports(sentence.claim, [passage]) or not judge.supports(sentence.claim, others)
+                precise += needed
+        else:
+            precise += joint
+    return CitationScores(recall=supported / len(sentences), precision=precise / total if total else 0.0)
+
+
+def faithfulness(answer_text: str, context: Sequence[str], judge: Judge) -> float | None:
+    """The share of the answer's sentences the context supports; None when it has no sentence."""
+    claims = [s.claim for s in cited_sentences(answer_text)]
+    if not claims:
+        return None
+    return sum(judge.supports(claim, context) for claim in claims) / len(claims)
+
+
+def gold_citation_scores(cited: Iterable[str], gold: Iterable[str]) -> tuple[float | None, float]:
+    """(precision, recall) of the cited papers against the gold papers; precision None if none cited."""
+    cited, gold = set(cited), set(gold)
+    hits = len(cited & gold)
+    return (hits / len(cited) if cited else None), (hits / len(gold) if gold else 0.0)
+
+
+def refused(answer: Answer) -> bool:
+    """Said the corpus does not cover the question, and cited nothing."""
+    return not answer.covered and not answer.citations
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else 0.0
+
+
+def passage_text(answer: Answer) -> dict[int, str]:
+    """What the judge reads for each source: the paper's title and abstract."""
+    return {
+        s.number: f"{s.paper.title}. {s.paper.abstract}" if s.paper.title else s.paper.abstract
+        for s in answer.sources
+    }
+
+
+def answer_scores(item: EvalItem, answer: Answer, judge: Judge) -> dict[str, float]:
+    """Every answer metric that applies to this item and answer."""
+    scores: dict[str, float] = {"refused": float(refused(answer))}
+    if answer.covered:
+        passages = passage_text(answer)
+        citation = citation_scores(answer.text, passages, judge)
+        if citation is not None:
+            scores["citation_recall"] = citation.recall
+            scores["citation_precision"] = citation.precision
+        faithful = faithfulness(answer.text, list(passages.values()), judge)
+        if faithful is not None:
+            scores["faithfulness"] = faithful
+        plain = " ".join(s.claim for s in cited_sentences(answer.text))
+        scores["answer_relevance"] = judge.relevance(item.question, plain)
+    if item.answerable:
+        precision, recall = gold_citation_scores((c.paper_id for c in answer.citations), item.gold)
+        if precision is not None:
+            scores["gold_citation_precision"] = precision
+        scores["gold_citation_recall"] = recall
+    return scores
+
+
+def aggregate(items: Sequence[ItemResult]) -> tuple[dict[str, float], dict[str, int]]:
+    """Each metric's mean over the items it applies to, and how many those are.
+
+    The per-item ``refused`` flag becomes ``unanswerable_refused`` and ``answerable_refused``.
+    """
+    values: dict[str, list[float]] = {}
+    for item in items:
+        for name, value in item.scores.items():
+            if name == "refused":
+                name = "answerable_refused" if item.gold else "unanswerable_refused"
+            values.setdefault(name, []).append(value)
+    order = [
+        "recall@1", "recall@5", "recall@10", "recall@100", "mrr@10", "ndcg@10",
+        "citation_recall", "citation_precision", "faithfulness", "answer_relevance",
+        "gold_citation_precision", "gold_citation_recall", "unanswerable_refused", "answerable_refused",
+    ]
+    names = [n for n in order if n in values] + sorted(set(values) - set(order))
+    return {n: float(np.mean(values[n])) for n in names}, {n: len(values[n]) for n in names}
+
+
+def latency(items: Sequence[ItemResult]) -> dict[str, dict[str, float]]:
+    stages: dict[str, list[float]] = {}
+    for item in items:
+        for stage, seconds in item.timings.items():
+            stages.setdefault(stage, []).append(seconds)
+    return {s: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": float(len(v))} for s, v in stages.items()}
+
+
+def run_eval(
+    assistant: Assistant,
+    eval_set: EvalSet,
+    *,
+    judge: Judge | None = None,
+    k: int | None = None,
+    depth: int = 10,
+    answers: bool = True,
+    retriever: str = "hybrid",
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """Ask every question (or the first `limit`) and score it; `answers=False` ranks only.
+
+    The ranking scored for retrieval is `depth` papers deep (at least 10), from the same hybrid
+    search the answer uses; the answer itself sees the top `k`.
+    """
+    if answers and judge is None:
+        raise ValueError("scoring answers needs a judge")
+    items = eval_set.items[:limit] if limit else eval_set.items
+    depth = max(depth, 10)
+    k = k or assistant.settings.k
+    ranking_settings = assistant.settings.model_copy(
+        update={"candidates": max(assistant.settings.candidates, depth)}
+    )
+    rankings: dict[str, list[str]] = {}
+    partial: list[ItemResult] = []
+    for done, item in enumerate(items, 1):
+        clock = time.perf_counter()
+        ranking = [s.paper.id for s in search(assistant.index, item.question, ranking_settings, k=depth)]
+        timings = {"retrieve": time.perf_counter() - clock}
+        rankings[item.id] = ranking
+        result = ItemResult(id=item.id, question=item.question, type=item.type, gold=item.gold, retrieved=tuple(ranking))
+        if answers:
+            answer = assistant.ask(item.question, k=k)
+            result = result.model_copy(
+                update={
+                    "answer": answer.text,
+                    "covered": answer.covered,
+                    "cited": tuple(dict.fromkeys(c.paper_id for c in answer.citations)),
+                    "scores": answer_scores(item, answer, judge),
+                    "timings": dict(answer.timings),
+                }
+            )
+        else:
+            result = result.model_copy(update={"timings": timings})
+        partial.append(result)
+        if progress:
+            progress(done, len(items))
+
+    retrieval = retrieval_scores({i.id: i.relevance for i in items}, rankings, depth=depth)
+    results = tuple(r.model_copy(update={"scores": {**retrieval.get(r.id, {}), **r.scores}}) for r in partial)
+    metrics, counts = aggregate(results)
+    by_type = {t: aggregate([r for r in results if r.type == t])[0] for t in dict.fromkeys(r.type for r in results)}
+    backend = assistant.backend
+    return EvalReport(
+        set_name=eval_set.name,
+        set_path=eval_set.path,
+        backend=backend.name if answers else "retrieval",
+        model=backend.model if answers else "",
+        judge=judge.name if answers and judge else "",
+        retriever=retriever,
+        k=k,
+        depth=depth,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        metrics=metrics,
+        counts=counts,
+        by_type=by_type,
+        latency=latency(results),
+        judge_agreement=judge.agreement() if isinstance(judge, PairedJudge) else None,
+        items=results,
+    )
+
+
+@dataclass(frozen=True)
+class Delta:
+    metric: str
+    before: float | None
+    after: float | None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.before is None or self.after is None else self.after - self.before
+
+    @property
+    def better(self) -> bool | None:
+        """Whether `after` improves on `before`, knowing which way the metric points."""
+        change = self.change
+        if not change:
+            return None
+        lower = self.metric in LOWER_IS_BETTER or self.metric.endswith("(s)")
+        return change < 0 if lower else change > 0
+
+
+def compare(before: EvalReport, after: EvalReport) -> list[Delta]:
+    """Each metric of either report, before and after; latency as p50/p95 of each stage."""
+    def flat(report: EvalReport) -> dict[str, float]:
+        stages = {f"{s} {p} (s)": v[p] for s, v in report.latency.items() for p in ("p50", "p95")}
+        return {**report.metrics, **stages}
+
+    a, b = flat(before), flat(after)
+    return [Delta(m, a.get(m), b.get(m)) for m in dict.fromkeys([*a, *b])]

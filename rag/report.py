@@ -1,0 +1,165 @@
+"""Evaluation reports on disk: ``report.json`` (everything), ``report.md`` and PNG plots.
+
+A run is written to ``<root>/<set>-<backend>-<timestamp>/``; ``report.json`` is the whole
+`EvalReport`, so two runs can be compared later (`rag.evaluate.compare`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from rag.errors import PaperChatError
+from rag.evaluate import LOWER_IS_BETTER
+from rag.export import escape_markdown
+from rag.records import EvalReport, ItemResult
+
+PLOTS = ("metrics.png", "latency.png", "by_type.png")
+# The metrics the per-type plot compares: one each for retrieval, citing and refusing.
+_TYPE_METRICS = ("recall@5", "ndcg@10", "gold_citation_recall", "gold_citation_precision", "faithfulness", "unanswerable_refused")
+_LISTED = 25
+
+
+def run_name(report: EvalReport) -> str:
+    backend = report.backend if report.retriever == "hybrid" else f"{report.backend}-{report.retriever}"
+    stamp = datetime.fromisoformat(report.created).strftime("%Y%m%d-%H%M%S")
+    return f"{report.set_name}-{backend}-{stamp}"
+
+
+def write_report(report: EvalReport, root: Path) -> Path:
+    """Write the run's folder under `root` and return it."""
+    folder = root / run_name(report)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    (folder / "report.md").write_text(markdown(report), encoding="utf-8")
+    _plot_metrics(report, folder / "metrics.png")
+    _plot_latency(report, folder / "latency.png")
+    _plot_by_type(report, folder / "by_type.png")
+    return folder
+
+
+def read_report(path: Path) -> EvalReport:
+    """A report from its folder or its ``report.json``."""
+    file = path / "report.json" if path.is_dir() else path
+    try:
+        return EvalReport.model_validate_json(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PaperChatError(f"{file}: no such report", hint="pass a folder under eval/reports/ or its report.json") from None
+    except ValueError as exc:
+        raise PaperChatError(f"{file} is not a PaperChat report: {exc}", hint="was it written by paperchat eval?") from None
+
+
+def markdown(report: EvalReport) -> str:
+    lines = [
+        f"# Evaluation: {report.set_name}",
+        "",
+        f"- set: `{report.set_path}` ({len(report.items)} questions)",
+        f"- backend: {report.backend}" + (f" ({report.model})" if report.model else ""),
+        f"- retriever: {report.retriever}; answers see the top {report.k}; rankings scored {report.depth} deep",
+        f"- judge: {report.judge or 'none (retrieval only)'}",
+        f"- run: {report.created}",
+        "",
+        "## Metrics",
+        "",
+        "| metric | value | items |",
+        "|---|---:|---:|",
+        *(f"| {m}{' (lower is better)' if m in LOWER_IS_BETTER else ''} | {v:.3f} | {report.counts[m]} |" for m, v in report.metrics.items()),
+        "",
+    ]
+    if report.judge_agreement:
+        a = report.judge_agreement
+        lines += [
+            f"Judge agreement (LLM vs offline similarity judge) on {int(a['pairs'])} support decisions: "
+            f"{a['agreement']:.3f} raw, Cohen's kappa {a['kappa']:.3f}.",
+            "",
+        ]
+    if len(report.by_type) > 1:
+        names = [m for m in report.metrics if any(m in t for t in report.by_type.values())]
+        lines += ["## By question type", "", "| type | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        for kind, metrics in report.by_type.items():
+            lines.append(f"| {kind} | " + " | ".join(f"{metrics[m]:.3f}" if m in metrics else "" for m in names) + " |")
+        lines.append("")
+    lines += ["## Latency (seconds)", "", "| stage | p50 | p95 |", "|---|---:|---:|"]
+    lines += [f"| {s} | {v['p50']:.3f} | {v['p95']:.3f} |" for s, v in report.latency.items()]
+    lines += ["", *(f"![{p}]({p})" for p in PLOTS), ""]
+    lines += _misses(report.items)
+    return "\n".join(lines) + "\n"
+
+
+def _misses(items: tuple[ItemResult, ...]) -> list[str]:
+    """The items worth reading first: what retrieval missed, and refusals that went wrong."""
+    groups = {
+        "Relevant paper not in the top 5": [i for i in items if i.scores.get("recall@5", 1.0) < 1.0],
+        "Answerable, but refused": [i for i in items if i.gold and i.scores.get("refused")],
+        "Unanswerable, but answered": [i for i in items if not i.gold and i.scores.get("refused") == 0.0],
+        "Gold paper not cited": [i for i in items if i.scores.get("gold_citation_recall", 1.0) < 1.0 and not i.scores.get("refused")],
+    }
+    lines = []
+    for title, group in groups.items():
+        if not group:
+            continue
+        lines += [f"## {title} ({len(group)})", ""]
+        for item in group[:_LISTED]:
+            lines.append(f"- `{item.id}` {escape_markdown(item.question)} (gold: {', '.join(item.gold) or 'none'}; "
+                         f"top 5: {', '.join(item.retrieved[:5])})")
+        if len(group) > _LISTED:
+            lines.append(f"- … and {len(group) - _LISTED} more in report.json")
+        lines.append("")
+    return lines
+
+
+def _pyplot():
+    # Imported when plotting, not with the module: it is slow to import and only plots need it.
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on a server or in CI
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _plot_metrics(report: EvalReport, path: Path) -> None:
+    plt = _pyplot()
+    names = list(report.metrics)
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.2))
+    bars = ax.barh(names[::-1], [report.metrics[n] for n in names[::-1]], color="#4c72b0")
+    ax.bar_label(bars, fmt="%.3f", padding=3, fontsize=8)
+    ax.set_xlim(0, 1.12)
+    ax.set_title(f"{report.set_name} · {report.backend} · {report.retriever}", fontsize=10)
+    _save(fig, path)
+
+
+def _plot_latency(report: EvalReport, path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for stage in ("total", "retrieve", "generate"):
+        values = [i.timings[stage] * 1000 for i in report.items if stage in i.timings]
+        if values:
+            ax.hist(values, bins=30, alpha=0.55, label=stage)
+    ax.set_xlabel("milliseconds per question")
+    ax.set_ylabel("questions")
+    ax.legend()
+    ax.set_title("Latency per stage", fontsize=10)
+    _save(fig, path)
+
+
+def _plot_by_type(report: EvalReport, path: Path) -> None:
+    metrics = [m for m in _TYPE_METRICS if m in report.metrics]
+    kinds = list(report.by_type)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    width = 0.8 / max(len(metrics), 1)
+    for j, metric in enumerate(metrics):
+        xs = [i + j * width for i in range(len(kinds))]
+        ax.bar(xs, [report.by_type[k].get(metric, 0.0) for k in kinds], width, label=metric)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))], kinds)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("By question type", fontsize=10)
+    _save(fig, path)
+
+
+def _save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
