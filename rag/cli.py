@@ -287,7 +287,7 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
     with _progress() as bar:
         task = bar.add_task("asking", total=None)
         report = run_eval(
-            assistant, eval_set, judge=chosen, k=k, depth=depth or (100 if eval_set.corpus else 10),
+            assistant, eval_set, judge=chosen, k=k, depth=depth or eval_set.depth,
             answers=not retrieval_only, retriever=retriever, limit=limit,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )

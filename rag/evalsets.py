@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,19 +145,35 @@ def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return relevance
 
 
+def load_upload(filename: str, data: bytes) -> EvalSet:
+    """A question set sent as bytes (the UI's upload); errors and the report name the user's file."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            loaded = load_question_set(path)
+        except RecordError as exc:
+            raise RecordError(filename, exc.line, exc.reason, hint=exc.hint) from None
+        except CorpusError as exc:
+            raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
+    return loaded.model_copy(update={"path": filename})
+
+
 def eval_index(
     eval_set: EvalSet,
     settings: Settings,
     *,
+    index: Index | None = None,
     embeddings: Embeddings | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Index:
-    """The index a set is judged over: the configured one, or the set's own corpus indexed once.
+    """The index a set is judged over: the configured one (`index` if already open), or the
+    set's own corpus, indexed once into ``<data_dir>/eval/<name>``.
 
     Re-running is cheap: ingest is an upsert, so only papers not yet indexed are embedded.
     """
     if eval_set.corpus is None:
-        index = Index.open(settings, embeddings=embeddings)
+        index = index or Index.open(settings, embeddings=embeddings)
     else:
         own = settings.model_copy(update={"data_dir": settings.data_dir / "eval" / eval_set.name})
         index = Index.open(own, embeddings=embeddings)

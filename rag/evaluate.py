@@ -291,14 +291,14 @@ class Delta:
         change = self.change
         if not change:
             return None
-        lower = self.metric in LOWER_IS_BETTER or self.metric.endswith("(s)")
+        lower = self.metric in LOWER_IS_BETTER or self.metric.endswith("(ms)")
         return change < 0 if lower else change > 0
 
 
 def compare(before: EvalReport, after: EvalReport) -> list[Delta]:
-    """Each metric of either report, before and after; latency as p50/p95 of each stage."""
+    """Each metric of either report, before and after; latency as p50/p95 of each stage in ms."""
     def flat(report: EvalReport) -> dict[str, float]:
-        stages = {f"{s} {p} (s)": v[p] for s, v in report.latency.items() for p in ("p50", "p95")}
+        stages = {f"{s} {p} (ms)": v[p] * 1000 for s, v in report.latency.items() for p in ("p50", "p95")}
         return {**report.metrics, **stages}
 
     a, b = flat(before), flat(after)

@@ -211,6 +211,12 @@ class EvalSet(Record):
     # None: the questions are about the configured index (the user's own corpus).
     corpus: str | None = None
 
+    @property
+    def depth(self) -> int:
+        """How deep rankings are scored by default: benchmarks report Recall@100, and a set over
+        the user's corpus, often a few dozen papers, needs no more than the top 10."""
+        return 100 if self.corpus else 10
+
 
 class ItemResult(Record):
     """What one question got: the ranking, the answer, and every score that applies to it."""

@@ -26,6 +26,12 @@ def run_name(report: EvalReport) -> str:
     return f"{report.set_name}-{backend}-{stamp}"
 
 
+def list_reports(root: Path) -> list[Path]:
+    """The run folders under `root`, newest first (by the time that ends each folder's name)."""
+    folders = [f.parent for f in root.glob("*/report.json")]
+    return sorted(folders, key=lambda f: f.name[-len("YYYYmmdd-HHMMSS"):], reverse=True)
+
+
 def write_report(report: EvalReport, root: Path) -> Path:
     """Write the run's folder under `root` and return it."""
     folder = root / run_name(report)

@@ -16,7 +16,7 @@ from rag.chain import Assistant
 from rag.evalsets import load_question_set
 from rag.evaluate import run_eval
 from rag.judges import SimilarityJudge, make_judge
-from rag.report import PLOTS, read_report, write_report
+from rag.report import PLOTS, list_reports, read_report, write_report
 
 EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
 
@@ -114,8 +114,9 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     assert "recall@5" in first.stdout and "gold_citation_precision" in first.stdout and "report:" in first.stdout
     second = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--retriever", "bm25", "--out", str(out))
     assert "bm25" in second.stdout
-    folders = sorted(out.iterdir())
-    assert len(folders) == 2
+    folders = list_reports(out)
+    assert len(folders) == 2 and "bm25" in folders[0].name  # newest first
+    folders.reverse()
     report = json.loads((folders[0] / "report.json").read_text())
     assert len(report["items"]) == 4 and report["items"][0]["answer"]
     compared = run(tmp_path, "eval", "--compare", str(folders[0]), str(folders[1]))

@@ -107,3 +107,20 @@ def test_scifact_train_loads_809_claims():
     scifact = load_beir(shared_file("benchmarks/scifact"), split="train")
     assert len(scifact.items) == 809
     assert sum(len(i.gold) for i in scifact.items) == 919
+
+
+def test_an_uploaded_set_names_the_users_file_in_errors_and_reports():
+    from rag.evalsets import load_upload
+
+    good = load_upload("mine.jsonl", b'{"id": "a", "question": "q", "gold": ["p"]}\n')
+    assert good.path == "mine.jsonl" and good.name == "mine"
+    with pytest.raises(RecordError) as caught:
+        load_upload("mine.jsonl", b'{"id": "a", "question": "q", "gold": ["p"]}\n{oops\n')
+    assert str(caught.value).startswith("mine.jsonl:2: invalid JSON")
+    with pytest.raises(CorpusError, match="^mine.jsonl: no questions"):
+        load_upload("mine.jsonl", b"\n")
+
+
+def test_a_benchmark_is_scored_deeper_than_a_question_set(tmp_path):
+    assert load_question_set(SEED_SET).depth == 10
+    assert load_eval_set(_beir(tmp_path / "pets", {"test": "q1\td1\t1\n"})).depth == 100

@@ -164,7 +164,7 @@ def test_aggregate_splits_refusals_by_answerability_and_means_only_where_defined
 def test_deltas_know_which_way_is_better():
     assert Delta("recall@5", 0.8, 0.9).better is True
     assert Delta("answerable_refused", 0.1, 0.2).better is False
-    assert Delta("total p95 (s)", 0.5, 0.4).better is True
+    assert Delta("total p95 (ms)", 50.0, 40.0).better is True
     assert Delta("recall@5", 0.8, 0.8).better is None
     assert Delta("recall@100", None, 0.9).change is None
 
@@ -179,7 +179,7 @@ def test_compare_lists_metrics_of_both_reports(tmp_path):
     deltas = {d.metric: d for d in compare(report({"recall@5": 0.5}, {}), report({"recall@5": 0.75, "mrr@10": 1.0}, {"total": {"p50": 0.1, "p95": 0.2}}))}
     assert deltas["recall@5"].change == pytest.approx(0.25)
     assert deltas["mrr@10"].before is None
-    assert deltas["total p95 (s)"].after == 0.2
+    assert deltas["total p95 (ms)"].after == pytest.approx(200.0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,1 +1,1 @@
-"""The Streamlit chat (ui/app.py arrives with the UI issue); presentation only, over rag."""
+"""The Streamlit app: the chat (app.py) and the Evaluate page (evaluate.py); presentation only, over rag."""

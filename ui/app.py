@@ -1,4 +1,5 @@
-"""PaperChat's chat page: `streamlit run ui/app.py`.
+"""PaperChat's app, `streamlit run ui/app.py`: the chat (this file, the default page) and the
+Evaluate page (ui/evaluate.py).
 
 Presentation only: questions go to `rag.Assistant`, answers come back as `Answer` records, and
 the page is drawn from the stored Answers on every rerun. Text from the corpus goes through
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Settings
+from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError
 from rag.chain import DoneEvent, Event, SourcesEvent, TokenEvent
 from rag.corpus import load_upload
 from rag.export import bibtex, conversation_markdown, escape_markdown, venue_year
+from ui.common import load_assistant, show_error
 
 ALL = "All"
 MAX_K = 20
@@ -43,20 +45,6 @@ class AnswerStream:
                 yield event.text
             elif isinstance(event, DoneEvent):
                 self.answer = event.answer
-
-
-@st.cache_resource(show_spinner="Loading the index and the embedding model…")
-def load_assistant() -> Assistant:
-    """Settings, index, embedding model and backend: made once per process, shared by sessions."""
-    settings = Settings()
-    assistant = Assistant(Index.open(settings), settings)
-    assistant.warm_up()
-    return assistant
-
-
-def show_error(error: PaperChatError) -> None:
-    hint = f"\n\n{escape_markdown(error.hint)}" if error.hint else ""
-    st.error(escape_markdown(error.message) + hint)
 
 
 # --- sidebar ----------------------------------------------------------------------------------
@@ -272,8 +260,7 @@ def ask_next(request: Request) -> None:
 # --- page -------------------------------------------------------------------------------------
 
 
-def main() -> None:
-    st.set_page_config(page_title="PaperChat", page_icon="📄")
+def chat() -> None:
     try:
         assistant = load_assistant()
     except PaperChatError as error:
@@ -297,4 +284,8 @@ def main() -> None:
         st.rerun()
 
 
-main()
+st.set_page_config(page_title="PaperChat", page_icon="📄")
+st.navigation(
+    [st.Page(chat, title="Chat", icon=":material/chat:", default=True), st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:")],
+    position="top",
+).run()
