@@ -240,7 +240,7 @@ def run_eval(
                 update={
                     "answer": answer.text,
                     "covered": answer.covered,
-                    "cited": tuple(dict.fromkeys(c.paper_id for c in answer.citations)),
+                    "citations": answer.citations,
                     "scores": answer_scores(item, answer, judge),
                     "timings": dict(answer.timings),
                 }

@@ -228,9 +228,14 @@ class ItemResult(Record):
     retrieved: tuple[str, ...]
     answer: str | None = None
     covered: bool | None = None
-    cited: tuple[str, ...] = ()
+    citations: tuple[Citation, ...] = ()
     scores: dict[str, float] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def cited(self) -> tuple[str, ...]:
+        """The ids of the papers the answer cites, each once, in order."""
+        return tuple(dict.fromkeys(c.paper_id for c in self.citations))
 
 
 class EvalReport(Record):

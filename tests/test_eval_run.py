@@ -52,6 +52,7 @@ def test_the_report_covers_every_item_and_metric(seed_report):
     assert {"retrieve", "generate", "total"} <= set(seed_report.latency)
     item = seed_report.items[0]
     assert item.answer and item.cited and "recall@5" in item.scores and "total" in item.timings
+    assert all(c.support and c.citing_sentence for c in item.citations)
 
 
 def test_a_written_report_reads_back_with_its_plots(seed_report, tmp_path):
