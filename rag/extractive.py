@@ -99,7 +99,8 @@ def _write(picked: list[Candidate]) -> Iterator[str]:
         by_paper.setdefault(c.source.number, []).append(c)
     for n, (number, group) in enumerate(by_paper.items()):
         # Titles come from the corpus: escaped, so a stray "**" or "[x](y)" cannot restyle the answer.
-        title = escape_markdown(group[0].source.paper.display_title)
+        # Without its closing period, which would split the label from its sentence ("**Foo.**: ...").
+        title = escape_markdown(group[0].source.paper.display_title.rstrip(" .!?"))
         yield ("\n\n" if n else "") + f"**{title}**: "
         for i, c in enumerate(group):
             yield ("" if i == 0 else " ") + f"{c.text.rstrip()} [{number}]"

@@ -116,3 +116,18 @@ def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
 def test_a_summary_request_naming_no_paper_is_answered_as_a_question(assistant):
     answer = assistant.ask("Summarize the work on sparse attention heads")
     assert len(answer.sources) > 1
+
+
+def test_a_title_ending_in_a_period_stays_one_sentence_with_its_quote(embeddings):
+    from rag.citations import cited_sentences
+    from rag.embeddings import SentenceVectors
+    from rag.extractive import extractive_backend
+    from rag.records import Paper, Source
+
+    paper = Paper(id="sids", title="Sudden infant death syndrome.", abstract=(
+        "Sudden infant death syndrome remains the leading cause of death for infants aged one month to one year. "
+        "Prone sleeping raises the risk several fold."))
+    backend = extractive_backend(SentenceVectors(embeddings), reason="test")
+    text = "".join(backend.answer.stream({"question": "What causes sudden infant death?", "sources": [Source(number=1, paper=paper, score=1.0)]}))
+    assert text.startswith("**Sudden infant death syndrome**: ")
+    assert all(s.numbers == (1,) for s in cited_sentences(text))
