@@ -63,6 +63,8 @@ _MAX_NUMBER = 99
 # extractive backend's "**Title**: ", and emphasis markers.
 _BLOCK_OPENER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _LEAD_LABEL = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1\s*:\s*")
+# The same label where it opens a line of a whole answer; a title in it may hold a full stop.
+_LABEL_IN_TEXT = re.compile(r"^[ \t]*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?(\*\*|__)(?:(?!\1).)+\1\s*:", re.MULTILINE)
 _EMPHASIS = re.compile(r"\*\*|__")
 
 # An answer sentence this close to an abstract sentence is a copy of it (extractive answers quote).
@@ -203,8 +205,19 @@ class _Sentence:
 
 
 def _answer_sentences(plain: str) -> list[_Sentence]:
-    """Sentences of marker-free answer text that say something (a lone "-" or "**" says nothing)."""
-    sentences = (_Sentence(s, e, _clean_sentence(plain[s:e])) for s, e in sentence_spans(plain))
+    """Sentences of marker-free answer text that say something (a lone "-" or "**" says nothing).
+
+    A lead-in label stays with the sentence it introduces even when the title in it ends a
+    sentence ("**ABC of burns. Introduction**: Burns are ..."), so the label is never a claim.
+    """
+    labels = [m.span() for m in _LABEL_IN_TEXT.finditer(plain)]
+    spans: list[tuple[int, int]] = []
+    for start, end in sentence_spans(plain):
+        if spans and any(low <= spans[-1][0] and spans[-1][1] <= high for low, high in labels):
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    sentences = (_Sentence(s, e, _clean_sentence(plain[s:e])) for s, e in spans)
     return [s for s in sentences if s.claim]
 
 

@@ -6,8 +6,10 @@ import pytest
 
 from rag.citations import (
     CitationMarker,
+    CitedSentence,
     check_citations,
     cited_numbers,
+    cited_sentences,
     find_citation_markers,
     find_support,
     strip_citations,
@@ -365,3 +367,25 @@ def test_empty_abstract_has_no_support():
     (citation,) = report.citations
     assert (citation.support, citation.support_score) == ("", 0.0)
     assert citation.citing_sentence == "Something is claimed."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**ABC of burns. Introduction**: Burns are common [1]. They hurt [1].",
+        "- **\\[untitled\\] Handling conflict is hard. Measuring it is…**: Burns are common [1]. They hurt [1].",
+    ],
+)
+def test_a_lead_label_with_a_full_stop_stays_with_its_sentence(text):
+    assert cited_sentences(text) == [CitedSentence("Burns are common.", (1,)), CitedSentence("They hurt.", (1,))]
+    sources = [Source(number=1, paper=Paper(id="p", title="t", abstract="Burns are common. They hurt."), score=1.0)]
+    assert [c.citing_sentence for c in check_citations(text, sources).citations] == ["Burns are common.", "They hurt."]
+
+
+def test_every_sentence_is_listed_with_what_it_cites():
+    text = "Heads are routed [1][2]. No source here.\n\n[3] A line-opening citation."
+    assert cited_sentences(text) == [
+        CitedSentence("Heads are routed.", (1, 2)),
+        CitedSentence("No source here.", ()),
+        CitedSentence("A line-opening citation.", (3,)),
+    ]
