@@ -69,7 +69,10 @@ def markdown(report: EvalReport) -> str:
         "",
         "| metric | value | items |",
         "|---|---:|---:|",
-        *(f"| {m}{' (lower is better)' if m in LOWER_IS_BETTER else ''} | {v:.3f} | {report.counts[m]} |" for m, v in report.metrics.items()),
+        *(
+            f"| {m}{' (lower is better)' if m in LOWER_IS_BETTER else ''} | {v:.3f} | {report.counts[m]} |"
+            for m, v in report.metrics.items()
+        ),
         "",
     ]
     if report.judge_agreement:
@@ -98,7 +101,9 @@ def _misses(items: tuple[ItemResult, ...]) -> list[str]:
         "Relevant paper not in the top 5": [i for i in items if i.scores.get("recall@5", 1.0) < 1.0],
         "Answerable, but refused": [i for i in items if i.gold and i.scores.get("refused")],
         "Unanswerable, but answered": [i for i in items if not i.gold and i.scores.get("refused") == 0.0],
-        "Gold paper not cited": [i for i in items if i.scores.get("gold_citation_recall", 1.0) < 1.0 and not i.scores.get("refused")],
+        "Gold paper not cited": [
+            i for i in items if i.scores.get("gold_citation_recall", 1.0) < 1.0 and not i.scores.get("refused")
+        ],
     }
     lines = []
     for title, group in groups.items():

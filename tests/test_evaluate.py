@@ -176,7 +176,9 @@ def test_compare_lists_metrics_of_both_reports(tmp_path):
         return EvalReport(set_name="s", set_path="s", backend="b", k=5, depth=10, created="2026-12-02T00:00:00+00:00",
                           metrics=metrics, counts=dict.fromkeys(metrics, 1), by_type={}, latency=latency, items=())
 
-    deltas = {d.metric: d for d in compare(report({"recall@5": 0.5}, {}), report({"recall@5": 0.75, "mrr@10": 1.0}, {"total": {"p50": 0.1, "p95": 0.2}}))}
+    before = report({"recall@5": 0.5}, {})
+    after = report({"recall@5": 0.75, "mrr@10": 1.0}, {"total": {"p50": 0.1, "p95": 0.2}})
+    deltas = {d.metric: d for d in compare(before, after)}
     assert deltas["recall@5"].change == pytest.approx(0.25)
     assert deltas["mrr@10"].before is None
     assert deltas["total p95 (ms)"].after == pytest.approx(200.0)

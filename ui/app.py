@@ -286,6 +286,9 @@ def chat() -> None:
 
 st.set_page_config(page_title="PaperChat", page_icon="📄")
 st.navigation(
-    [st.Page(chat, title="Chat", icon=":material/chat:", default=True), st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:")],
+    [
+        st.Page(chat, title="Chat", icon=":material/chat:", default=True),
+        st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
+    ],
     position="top",
 ).run()
