@@ -318,10 +318,13 @@ def _print_comparison(before, after) -> None:
     table = Table("metric", "A", "B", "B - A", title=f"A: {before.set_name} {before.backend} {before.created}\n"
                   f"B: {after.set_name} {after.backend} {after.created}")
     for delta in compare(before, after):
-        def cell(value):
-            return "" if value is None else f"{value:.3f}"
+        digits = 1 if delta.metric.endswith("(ms)") else 3
+
+        def cell(value, sign=""):
+            return "" if value is None else f"{value:{sign}.{digits}f}"
+
         colour = {True: "green", False: "red"}.get(delta.better, "")
-        change = "" if delta.change is None else f"{delta.change:+.3f}"
+        change = cell(delta.change, "+")
         table.add_row(delta.metric, cell(delta.before), cell(delta.after), f"[{colour}]{change}[/]" if colour else change)
     out.print(table)
 

@@ -51,7 +51,7 @@ def test_stream_yields_sources_then_tokens_then_the_answer(assistant):
 
 
 def test_no_answerable_seed_question_is_refused(assistant):
-    # Measured 2026-12-02 at min_relevance 0.12: none of the 51 refused.
+    # Measured 2026-12-02 at min_relevance 0.37: none of the 51 refused.
     wrongly = [q["id"] for q in ANSWERABLE if not assistant.ask(q["question"]).covered]
     assert wrongly == []
 

@@ -25,7 +25,7 @@ EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperc
 # retrieval, citing or refusing worse fails here.
 MIN_RECALL_AT_5 = 0.95  # measured 0.984 (60 of 61 answerable questions)
 MIN_GOLD_CITATION_PRECISION = 0.92  # measured 0.954
-MIN_UNANSWERABLE_REFUSED = 0.10  # measured 0.133 (2 of 15): at least 2 must be refused
+MIN_UNANSWERABLE_REFUSED = 0.33  # measured 0.400 (6 of 15): at least 5 must be refused
 MAX_ANSWERABLE_REFUSED = 0.05  # measured 0.0: at most 3 of 61 wrongly refused
 
 
