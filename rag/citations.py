@@ -326,7 +326,9 @@ def check_citations(
     cleaned, invalid = _drop_invalid(text, set(by_number))
     citations: list[Citation] = []
     seen: set[tuple[int, str]] = set()
-    for marker, claim in _markers_with_claims(cleaned):
+    sentences, owned = _parse(cleaned)
+    for marker, owner in owned:
+        claim = sentences[owner].claim if owner is not None else ""
         for number in marker.numbers:
             if (number, claim) not in seen:
                 seen.add((number, claim))
@@ -339,16 +341,12 @@ def check_citations(
     )
 
 
-def _markers_with_claims(text: str) -> list[tuple[CitationMarker, str]]:
-    """Each marker of `text` with the claim of the answer sentence it belongs to ("" if none)."""
+def _parse(text: str) -> tuple[list[_Sentence], list[tuple[CitationMarker, int | None]]]:
+    """The answer's sentences, and each marker with the index of the sentence it belongs to."""
     markers = find_citation_markers(text)
     plain, positions = _splice(text, [(m.start, m.end, "") for m in markers])
     sentences = _answer_sentences(plain)
-    owned = []
-    for marker, position in zip(markers, positions, strict=True):
-        owner = _owner(sentences, plain, position)
-        owned.append((marker, sentences[owner].claim if owner is not None else ""))
-    return owned
+    return sentences, [(m, _owner(sentences, plain, p)) for m, p in zip(markers, positions, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -365,11 +363,12 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     The unit ALCE's citation metrics judge; a sentence citing nothing has `numbers == ()`.
     Markers attach to sentences by the same rules as in `check_citations`.
     """
-    plain = strip_citations(text)
-    numbers: dict[str, list[int]] = {s.claim: [] for s in _answer_sentences(plain)}
-    for marker, claim in _markers_with_claims(text):
-        numbers.setdefault(claim, []).extend(marker.numbers)
-    return [CitedSentence(claim, tuple(dict.fromkeys(ns))) for claim, ns in numbers.items() if claim]
+    sentences, owned = _parse(text)
+    numbers: list[list[int]] = [[] for _ in sentences]
+    for marker, owner in owned:
+        if owner is not None:
+            numbers[owner].extend(marker.numbers)
+    return [CitedSentence(s.claim, tuple(dict.fromkeys(ns))) for s, ns in zip(sentences, numbers, strict=True)]
 
 
 def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:

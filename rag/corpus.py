@@ -61,6 +61,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from itertools import groupby
 from pathlib import Path
+from typing import TypeVar
 
 import bibtexparser
 from bibtexparser.middlewares import (
@@ -76,12 +77,16 @@ from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_la
 from rag.errors import CorpusError, RecordError
 from rag.records import LoadResult, Paper, SkippedRecord, normalize_space, stable_id
 
+T = TypeVar("T")
+
 __all__ = [
     "load_bibtex",
     "load_corpus",
     "load_csv",
     "load_jsonl",
     "load_listing",
+    "load_upload",
+    "read_upload",
 ]
 
 _SKIP = "or load with --skip-invalid to skip such records"
@@ -491,19 +496,24 @@ def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     return loader(path, skip_invalid=skip_invalid)
 
 
-def load_upload(filename: str, data: bytes, *, skip_invalid: bool = False) -> LoadResult:
-    """A corpus sent as bytes (the chat's upload), read as a file of that name.
+def read_upload(filename: str, data: bytes, load: Callable[[Path], T]) -> T:
+    """`load` run on bytes sent as a file of that name (an upload in the chat).
 
-    Messages and skipped records name the file as the user knows it, not the temporary copy.
+    Errors name the file as the user knows it, not the temporary copy.
     """
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / Path(filename).name
         path.write_bytes(data)
         try:
-            result = load_corpus(path, skip_invalid=skip_invalid)
+            return load(path)
         except RecordError as exc:
             raise RecordError(filename, exc.line, exc.reason, hint=exc.hint) from None
         except CorpusError as exc:
             raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
+
+
+def load_upload(filename: str, data: bytes, *, skip_invalid: bool = False) -> LoadResult:
+    """A corpus sent as bytes (the chat's upload); skipped records name the file too."""
+    result = read_upload(filename, data, lambda path: load_corpus(path, skip_invalid=skip_invalid))
     skipped = tuple(s.model_copy(update={"path": filename}) for s in result.skipped)
     return result.model_copy(update={"skipped": skipped})

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import csv
 import json
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from rag.corpus import load_corpus
+from rag.corpus import load_corpus, read_upload
 from rag.errors import CorpusError, RecordError, StoreError
 from rag.records import EvalItem, EvalSet
 from rag.settings import Settings
@@ -147,16 +146,7 @@ def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def load_upload(filename: str, data: bytes) -> EvalSet:
     """A question set sent as bytes (the UI's upload); errors and the report name the user's file."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(filename).name
-        path.write_bytes(data)
-        try:
-            loaded = load_question_set(path)
-        except RecordError as exc:
-            raise RecordError(filename, exc.line, exc.reason, hint=exc.hint) from None
-        except CorpusError as exc:
-            raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
-    return loaded.model_copy(update={"path": filename})
+    return read_upload(filename, data, load_question_set).model_copy(update={"path": filename})
 
 
 def eval_index(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 PAPERS = ROOT / "data" / "papers.jsonl"
 SEED_SET = ROOT / "eval" / "sets" / "seed.jsonl"
+
+
+EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
+
+
+def run_cli(data_dir, *args, check=True) -> subprocess.CompletedProcess:
+    """`paperchat ARGS` in a subprocess on the index in `data_dir`, from the repository root."""
+    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
 
 
 def shared_file(relative: str) -> Path:
@@ -56,3 +71,19 @@ def seed_index(tmp_path_factory, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))
     return index
+
+
+@pytest.fixture(scope="module")
+def app_index_dir(tmp_path_factory, embeddings):
+    """The bundled 20 papers indexed for the Streamlit app; its cached Assistant is dropped around the module."""
+    import streamlit as st
+
+    from rag.corpus import load_corpus
+    from rag.settings import Settings
+    from rag.store import Index
+
+    data_dir = tmp_path_factory.mktemp("app-index")
+    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
+    st.cache_resource.clear()
+    yield data_dir
+    st.cache_resource.clear()

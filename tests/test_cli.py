@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 
 import pytest
-from conftest import PAPERS, ROOT, shared_file
-
-EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
-
-
-def run(data_dir, *args, check=True):
-    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
-    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
+from conftest import PAPERS, shared_file
+from conftest import run_cli as run
 
 
 @pytest.fixture(scope="module")

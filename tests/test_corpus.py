@@ -8,21 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import shared_file
 
 from rag.corpus import load_bibtex, load_corpus, load_csv, load_jsonl, load_listing
 from rag.errors import CorpusError, RecordError
 from rag.records import SkippedRecord, normalize_space, stable_id
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "data"
-
-
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the shared corpora are not beside this checkout")
-    return path
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -35,7 +28,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_seed_listing_loads_its_20_papers():
-    result = load_corpus(shared("seeds/icml2025_listing.txt"))
+    result = load_corpus(shared_file("seeds/icml2025_listing.txt"))
 
     assert len(result.papers) == 20 and result.skipped == ()
     first, second, last = result.papers[0], result.papers[1], result.papers[-1]
@@ -98,7 +91,7 @@ def test_bundled_corpus_has_titles_venue_and_year():
 
 
 def test_bundled_corpus_holds_the_listings_abstracts():
-    listing = load_corpus(shared("seeds/icml2025_listing.txt")).papers
+    listing = load_corpus(shared_file("seeds/icml2025_listing.txt")).papers
     bundled = load_corpus(ROOT / "data" / "papers.jsonl").papers
 
     def abstracts(papers):
@@ -434,7 +427,7 @@ def test_changing_the_abstract_changes_the_content_hash_not_the_own_id(workdir):
 
 
 def test_scale_corpus_loads_whole_with_years_from_venues():
-    path = shared("data/scale_corpus.jsonl.gz")
+    path = shared_file("data/scale_corpus.jsonl.gz")
 
     started = time.perf_counter()
     result = load_corpus(path)

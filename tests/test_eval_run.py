@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 
 import pytest
-from conftest import PAPERS, ROOT, SEED_SET
+from conftest import PAPERS, SEED_SET
+from conftest import run_cli as run
 from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant
@@ -17,8 +14,6 @@ from rag.evalsets import load_question_set
 from rag.evaluate import run_eval
 from rag.judges import SimilarityJudge, make_judge
 from rag.report import PLOTS, list_reports, read_report, write_report
-
-EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
 
 # Quality gate: the seed set (76 questions) on the offline extractive backend. Each bar sits a
 # small margin under the figure measured when it was set (2026-12-02), so a change that makes
@@ -98,14 +93,6 @@ def test_the_llm_judge_runs_through_an_openai_compatible_server_and_is_compared(
     assert report.metrics["faithfulness"] == pytest.approx(0.5)
     assert report.metrics["citation_recall"] == pytest.approx(0.5)
     assert report.judge_agreement["pairs"] > 0 and 0 <= report.judge_agreement["agreement"] <= 1
-
-
-def run(data_dir, *args, check=True):
-    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
-    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
 
 
 def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):

@@ -8,8 +8,7 @@ import json
 import subprocess
 import sys
 
-import pytest
-from conftest import ROOT, SHARED
+from conftest import ROOT, shared_file
 
 _spec = importlib.util.spec_from_file_location("make_known_item", ROOT / "eval" / "make_known_item.py")
 make_known_item = importlib.util.module_from_spec(_spec)
@@ -83,9 +82,7 @@ def test_missing_source_exits_1_with_the_path(tmp_path):
 
 
 def test_real_shared_corpus(tmp_path):
-    source = SHARED / "data" / "scale_corpus.jsonl.gz"
-    if not source.exists():
-        pytest.skip(f"{source} is absent: the shared corpora are not beside this checkout")
+    source = shared_file("data/scale_corpus.jsonl.gz")
     out = tmp_path / "ki"
     assert make_known_item.main(["--source", str(source), "--out", str(out), "--n", "50"]) == 0
     queries = (out / "queries.jsonl").read_text().splitlines()

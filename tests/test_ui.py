@@ -33,21 +33,11 @@ HOSTILE = Paper(
 )
 
 
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory, embeddings):
-    """The bundled 20 papers, indexed once; the app's cached Assistant is dropped around the module."""
-    data_dir = tmp_path_factory.mktemp("ui-index")
-    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
-    st.cache_resource.clear()
-    yield data_dir
-    st.cache_resource.clear()
-
-
 @pytest.fixture
-def open_app(monkeypatch, corpus_dir):
+def open_app(monkeypatch, app_index_dir):
     """Start the app on an index dir (the bundled corpus unless told) with extra environment."""
 
-    def start(data_dir=corpus_dir, **env: str) -> AppTest:
+    def start(data_dir=app_index_dir, **env: str) -> AppTest:
         monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
         for name, value in env.items():
             monkeypatch.setenv(name, value)

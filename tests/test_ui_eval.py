@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
-from conftest import PAPERS, ROOT, SEED_SET
+from conftest import ROOT, SEED_SET
 from streamlit.testing.v1 import AppTest
 
-from rag.corpus import load_corpus
 from rag.report import PLOTS, read_report
-from rag.settings import Settings
-from rag.store import Index
 
 pytestmark = pytest.mark.slow
 
 APP = str(ROOT / "ui" / "app.py")
-
-
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory, embeddings):
-    """The bundled 20 papers, indexed once; the app's cached Assistant is dropped around the module."""
-    data_dir = tmp_path_factory.mktemp("ui-eval-index")
-    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
-    st.cache_resource.clear()
-    yield data_dir
-    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -33,9 +19,9 @@ def reports(tmp_path):
 
 
 @pytest.fixture
-def evaluate_page(monkeypatch, corpus_dir, reports):
+def evaluate_page(monkeypatch, app_index_dir, reports):
     """The app opened on its default page, then switched to Evaluate; reports go to `reports`."""
-    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(corpus_dir))
+    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(app_index_dir))
     monkeypatch.setenv("PAPERCHAT_REPORTS_DIR", str(reports))
     at = AppTest.from_file(APP, default_timeout=180).run()
     assert not at.exception

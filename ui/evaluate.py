@@ -114,10 +114,16 @@ def evaluate(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str,
 # --- reports ----------------------------------------------------------------------------------
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def report_in(folder: Path) -> EvalReport:
+    # A run's folder never changes once written: parse each report.json once, not on every rerun.
+    return read_report(folder)
+
+
 def render_report(folder: Path, *, key: str) -> None:
     """A report's metrics, per-type scores, latency, judge agreement, plots and downloads."""
     try:
-        report = read_report(folder)
+        report = report_in(folder)
     except PaperChatError as error:
         show_error(error)
         return
@@ -191,7 +197,7 @@ def past_reports() -> None:
     after = right.selectbox("B", names, index=None, placeholder="Choose a report")
     if before and after:
         try:
-            render_deltas(read_report(names[before]), read_report(names[after]))
+            render_deltas(report_in(names[before]), report_in(names[after]))
         except PaperChatError as error:
             show_error(error)
 
