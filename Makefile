@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install install-local run run-cli ingest test bench eval eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test bench eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,8 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-# Optional: the local GGUF backend (llama-cpp-python builds from source, ~5 minutes on 2 cores).
+# Optional: the local GGUF backend and llama.cpp's OpenAI-compatible server (llama-cpp-python
+# builds from source, ~5 minutes on 2 cores).
 install-local: install
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[local]'
 
@@ -43,6 +44,17 @@ bench: install
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest
 	$(BIN)/paperchat eval --set eval/sets/seed.jsonl
+
+# The answer forms on the report halves of their sets (never tuned on): over the bundled papers,
+# and over the 13,687-abstract scale corpus in ../shared (indexed once, about 20 minutes).
+eval-forms: ingest
+	for set in seed-unanswerable seed-how-result seed-collection scale-unanswerable scale-how-result scale-collection; do \
+	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
+	done
+
+# The answerability and collection bars, on the calibration halves only.
+calibrate: install
+	$(BIN)/python eval/calibrate_answerability.py --scale
 
 # Retrieval on the generated known-item set and SciFact train, each ranker alone and fused. The
 # first run indexes 13,687 + 5,183 abstracts (about 25 minutes on 2 cores); later runs reuse them.

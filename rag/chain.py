@@ -1,38 +1,48 @@
-"""The answering chain: condense -> retrieve -> generate (streamed) -> check citations.
+"""The answering chain. It only orchestrates; each stage is its own module in `rag.answering`.
+
+    condense (rag.answering.followup) -> analyze (question) -> retrieve (rag.retrieval)
+      -> gather evidence (evidence) -> assess answerability (answerability)
+      -> decline (decline), or plan the form (forms: quotes, collection, comparison) and stream
+         the backend's answer through the stream guard (check) -> check citations and their support
 
 `Assistant` is what the CLI, the UI and the evaluation call. `stream()` yields typed events as
-the answer is produced; `ask()` returns the finished `Answer`. Retrieval, prompting and
-citation checking are the same whichever backend generates.
+the answer is produced; `ask()` returns the finished `Answer`.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
-from langchain_core.runnables import Runnable
 
+from rag.answering.answerability import assess
+from rag.answering.check import StreamGuard, check_support, mark_unsupported
+from rag.answering.decline import decline_text, partial_note
+from rag.answering.evidence import Evidence, gather
+from rag.answering.forms import plan
+from rag.answering.followup import SUMMARY_REQUEST, acceptable_rewrite, resolve_by_rule, resolve_references
+from rag.answering.question import analyze
+from rag.answering.request import AnswerRequest, Backend, Task
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
 from rag.errors import PaperChatError, PaperNotFoundError
-from rag.llm import Backend, choose_backend, translate_error
+from rag.llm import choose_backend, translate_error
 from rag.prompts import load_prompt
-from rag.records import Answer, Filters, Paper, Source
+from rag.records import Answer, Answerability, Coverage, Filters, Paper, QuestionAnalysis, QuestionType, Source
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
-from rag.text import question_focus, split_sentences
 
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
-_ORDINAL_REF = re.compile(r"\bthe (first|second|third|fourth|fifth|sixth|last) (one|paper|source|work)\b", re.I)
-_NUMBER_REF = re.compile(r"\[(\d{1,2})\]")
-_SINGLE_REF = re.compile(r"\b(it|this paper|that paper|this one|that one|the paper)\b", re.I)
-_SUMMARY_REQUEST = re.compile(r"^\s*(summari[sz]e|give (me )?a summary of|tl;?dr( of)?)\s+(?P<ref>.+?)\s*[?.!]*\s*$", re.I)
-_PRONOUN = re.compile(r"\b(it|its|this|that|these|those|they|them|their|the paper|the papers)\b", re.I)
+__all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "TokenEvent"]
+
+# Papers shown beside a decline as the closest, which do not answer the question.
+_CLOSEST = 3
+# A corpus this small has its sentences embedded when the app starts, not at the first question.
+_WARM_PAPERS = 50
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class SourcesEvent:
 
     standalone_question: str
     sources: tuple[Source, ...]
+    analysis: QuestionAnalysis | None = None
 
 
 @dataclass(frozen=True)
@@ -56,36 +67,14 @@ class DoneEvent:
 Event = SourcesEvent | TokenEvent | DoneEvent
 
 
-def condense_by_rule(question: str, history: Sequence[Answer]) -> str:
-    """Make a follow-up standalone without a language model.
+def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
+    """The filters set in the UI or on the command line, with those the question states added."""
+    base = chosen or Filters()
+    return base.model_copy(update={k: v for k, v in stated.model_dump().items() if v not in (None, "")})
 
-    "[2]" and "the second one" become the title of source 2 of the previous answer ("the last
-    one" its last source); "it" or "this paper", after an answer that cited one paper, becomes
-    that paper's title; any other follow-up that leans on a pronoun ("what about its results?")
-    is joined to the previous standalone question so retrieval keeps the topic.
-    """
-    if not history:
-        return question
-    last = history[-1]
-    titles = {s.number: s.paper.display_title for s in last.sources}
 
-    def title_of(number: int, fallback: str) -> str:
-        return f'"{titles[number]}"' if number in titles else fallback
-
-    resolved = _NUMBER_REF.sub(lambda m: title_of(int(m.group(1)), m.group(0)), question)
-    resolved = _ORDINAL_REF.sub(
-        lambda m: title_of(max(titles) if m.group(1).lower() == "last" and titles else _ORDINALS.get(m.group(1).lower(), 0), m.group(0)),
-        resolved,
-    )
-    if resolved != question:
-        return resolved
-    cited = {c.number for c in last.citations}
-    if len(cited) == 1 and _SINGLE_REF.search(question):
-        # "Summarize it" after an answer from one paper means that paper.
-        return _SINGLE_REF.sub(title_of(cited.pop(), "it"), question, count=1)
-    if _PRONOUN.search(question) and len(question.split()) <= 15:
-        return f"{question} (following up on: {last.standalone_question})"
-    return question
+def _numbered(sources: Sequence[Source]) -> list[Source]:
+    return [s.model_copy(update={"number": n}) for n, s in enumerate(sources, 1)]
 
 
 class Assistant:
@@ -99,27 +88,45 @@ class Assistant:
 
     def warm_up(self) -> None:
         """Load what the first question would otherwise wait for: the embedding model, the
-        sentence splitter, the paper table and the BM25 index."""
-        self.vectors.similarities("warm up", split_sentences("One sentence. Another one."))
+        sentence splitter, the word frequencies, the paper table and the BM25 index, and for a
+        small corpus the vectors of its sentences and words, which every answer reads."""
         if len(self.index):
             self.index.lexical.search("warm up", 1)
+        papers = list(self.index.papers.values())
+        sources = [Source(number=n, paper=p, score=0.0) for n, p in enumerate(papers, 1)] if len(papers) <= _WARM_PAPERS else []
+        gather(analyze("How does attention warm up?", self.index.profile()), sources, self.vectors)
+        self.vectors.similarities("warm up", ["One sentence.", "Another one."])
+
+    # -- stages -------------------------------------------------------------------------------
 
     def condense(self, question: str, history: Sequence[Answer]) -> str:
-        if not history or self.backend.chat_model is None:
-            return condense_by_rule(question, history)
+        """The question made standalone: by rule first; a model's rewrite only when plausible."""
+        resolved = resolve_references(question, history)
+        if not history or resolved != question or self.backend.chat_model is None:
+            return resolve_by_rule(question, history)
         transcript = "\n".join(f"User: {t.question}\nAssistant: {t.text}" for t in history[-3:])
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
         try:
             rewritten = chain.invoke({"history": transcript, "question": question}).strip()
         except Exception as exc:
             raise translate_error(exc, self.settings) from exc
-        return rewritten or question
+        return rewritten if acceptable_rewrite(rewritten, question, history) else resolve_by_rule(question, history)
 
-    def covers(self, question: str, sources: Sequence[Source]) -> bool:
-        """Whether any sentence retrieved is close enough to answer from (calibrated threshold)."""
-        sentences = [x for s in sources for x in split_sentences(s.paper.abstract)]
-        best = max(self.vectors.similarities(question_focus(question), sentences), default=0.0)
-        return best >= self.settings.min_relevance
+    def prepare(
+        self, standalone: str, *, filters: Filters | None = None, k: int | None = None
+    ) -> tuple[QuestionAnalysis, Filters, Evidence, Answerability]:
+        """Analyze, retrieve, gather evidence and assess answerability: everything before writing."""
+        analysis = analyze(standalone, self.index.profile())
+        scope = merge_filters(filters, analysis.filters)
+        k = k or self.settings.k
+        deep = analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)
+        if deep or (scope.active and analysis.about_selection):
+            k = max(k, self.settings.collection_depth)
+        sources = search(self.index, analysis.search_text, self.settings, k=k, filters=scope, focus=analysis.focus)
+        evidence = gather(analysis, sources, self.vectors)
+        selection = scope.active and analysis.about_selection
+        answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
+        return analysis, scope, evidence, answerability
 
     def stream(
         self,
@@ -139,42 +146,41 @@ class Assistant:
             return
 
         clock = time.perf_counter()
-        sources = search(self.index, standalone, self.settings, k=k, filters=filters)
+        analysis, scope, evidence, answerability = self.prepare(standalone, filters=filters, k=k)
         timings["retrieve"] = time.perf_counter() - clock
-        yield SourcesEvent(standalone, tuple(sources))
-
-        clock = time.perf_counter()
-        covered = bool(sources) and self.covers(standalone, sources)
-        timings["coverage"] = time.perf_counter() - clock
-        yield from self._generate(
-            question, standalone, sources, self.backend.answer if covered else None, history, timings
+        planned = plan(evidence, answerability, k=k or self.settings.k, selection=scope.active and analysis.about_selection)
+        request = AnswerRequest(
+            task=planned.task, question=standalone, analysis=analysis, evidence=planned.evidence,
+            answerability=planned.answerability, history=tuple(history), matches=planned.matches, table=planned.table,
         )
+        yield from self._answer(question, request, scope, timings)
 
-    def _generate(
-        self,
-        question: str,
-        standalone: str,
-        sources: Sequence[Source],
-        runnable: Runnable | None,
-        history: Sequence[Answer],
-        timings: dict[str, float],
-    ) -> Iterator[Event]:
-        """Stream `runnable` (None: the corpus does not cover it), then check the citations."""
-        inputs = {"question": standalone, "sources": list(sources), "history": list(history)}
+    def _answer(self, question: str, request: AnswerRequest, scope: Filters, timings: dict[str, float]) -> Iterator[Event]:
+        """Stream the answer, or the decline, then check the citations."""
+        answerability = request.answerability
+        sources = tuple(request.sources) if answerability.answers else ()
+        yield SourcesEvent(request.question, sources, request.analysis)
         clock = time.perf_counter()
+        guard = StreamGuard({s.number for s in sources})
         pieces: list[str] = []
-        if runnable is None:
-            pieces.append(load_prompt("not_covered"))
+        if not answerability.answers:
+            example = next(iter(self.index.profile().names), "")
+            pieces.append(decline_text(answerability, example=example))
             yield TokenEvent(pieces[0])
         else:
             try:
-                for piece in runnable.stream(inputs):
-                    if piece:
+                for piece in self.backend.stream(request):
+                    shown = guard.feed(piece)
+                    if shown:
                         if not pieces:
                             # From the question, not from the start of generation: what a reader waits.
                             timings["first_token"] = sum(timings.values()) + time.perf_counter() - clock
-                        pieces.append(piece)
-                        yield TokenEvent(piece)
+                        pieces.append(shown)
+                        yield TokenEvent(shown)
+                rest = guard.flush()
+                if rest:
+                    pieces.append(rest)
+                    yield TokenEvent(rest)
             except PaperChatError:
                 raise
             except Exception as exc:
@@ -183,20 +189,30 @@ class Assistant:
 
         clock = time.perf_counter()
         text = "".join(pieces).strip()
-        report = check_citations(text, sources, scorer=self.vectors.similarities) if runnable else None
+        report = check_citations(text, sources, scorer=self.vectors.similarities) if sources else None
+        citations = check_support(report.citations) if report else ()
         timings["check"] = time.perf_counter() - clock
         timings["total"] = sum(v for key, v in timings.items() if key != "first_token")
+        closest = () if answerability.answers else tuple(_numbered([p.source for p in request.evidence.papers[:_CLOSEST]]))
         yield DoneEvent(
             Answer(
                 question=question,
-                standalone_question=standalone,
-                text=report.text if report else text,
-                citations=report.citations if report else (),
-                invalid_citations=report.invalid if report else (),
+                standalone_question=request.question,
+                text=mark_unsupported(report.text, citations) if report else text,
+                note=partial_note(answerability) if answerability.answers else "",
+                citations=citations,
+                invalid_citations=tuple(sorted(guard.dropped | set(report.invalid if report else ()))),
                 uncited=report.uncited if report else False,
-                covered=runnable is not None,
-                sources=tuple(sources),
+                sources=sources,
                 backend=self.backend.name,
+                form=request.task.value if answerability.answers else answerability.coverage.value,
+                analysis=request.analysis,
+                answerability=answerability,
+                closest=closest,
+                matches=tuple(request.matches),
+                table=request.table,
+                filters=scope,
+                created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 timings=timings,
             )
         )
@@ -204,9 +220,11 @@ class Assistant:
     def ask(self, question: str, **kwargs) -> Answer:
         return _final(self.stream(question, **kwargs))
 
+    # -- summaries ----------------------------------------------------------------------------
+
     def summary_target(self, standalone: str) -> Paper | None:
         """The paper a "Summarize <title>" request names, when the title words name one."""
-        request = _SUMMARY_REQUEST.match(standalone)
+        request = SUMMARY_REQUEST.match(standalone)
         if request is None:
             return None
         try:
@@ -219,8 +237,13 @@ class Assistant:
         paper = self.index.find(ref)
         source = Source(number=1, paper=paper, score=1.0, passage=paper.abstract)
         standalone = f"Summarize “{paper.display_title}”"
-        yield SourcesEvent(standalone, (source,))
-        yield from self._generate(question or standalone, standalone, [source], self.backend.summarize, (), {})
+        analysis = analyze(standalone, self.index.profile()).model_copy(update={"named_papers": (paper.id,)})
+        evidence = gather(analysis, [source], self.vectors)
+        request = AnswerRequest(
+            task=Task.SUMMARY, question=standalone, analysis=analysis, evidence=evidence,
+            answerability=Answerability(coverage=Coverage.COVERED, best_similarity=evidence.best_similarity),
+        )
+        yield from self._answer(question or standalone, request, Filters(), {})
 
     def summarize(self, ref: str) -> Answer:
         return _final(self.stream_summary(ref))

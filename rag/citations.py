@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from rag.markup import to_plain
 from rag.records import Citation, CitationReport, Source, normalize_space
 from rag.text import lexical_similarity, sentence_spans, split_sentences
 
@@ -43,7 +44,9 @@ __all__ = [
     "check_citations",
     "cited_numbers",
     "cited_sentences",
+    "drop_invalid",
     "find_citation_markers",
+    "marker_owners",
     "find_support",
     "strip_citations",
 ]
@@ -66,6 +69,11 @@ _LEAD_LABEL = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1\s*:\s*")
 # The same label where it opens a line of a whole answer; a title in it may hold a full stop.
 _LABEL_IN_TEXT = re.compile(r"^[ \t]*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?(\*\*|__)(?:(?!\1).)+\1\s*:", re.MULTILINE)
 _EMPHASIS = re.compile(r"\*\*|__")
+_ESCAPE = re.compile(r"\\([\\`*_\[\]()<>#$~|&:.+=!-])")
+_TABLE_ROW = re.compile(r"^[ \t]*\|")
+_TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$")
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
+_NOTE_CELL = re.compile(r"\*[^*]+\*|_[^_]+_")
 
 # An answer sentence this close to an abstract sentence is a copy of it (extractive answers quote).
 _COPY_THRESHOLD = 0.9
@@ -170,7 +178,7 @@ def _format_marker(numbers: Sequence[int]) -> str:
     return "[" + ", ".join(str(n) for n in numbers) + "]"
 
 
-def _drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
+def drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
     """`text` with numbers outside `valid` cut from its markers, and the numbers cut.
 
     A marker keeps its own spelling when all its numbers are valid, is rewritten with the valid
@@ -191,10 +199,38 @@ def _drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
 
 
 def _clean_sentence(sentence: str) -> str:
-    """The claim of an answer sentence: no list/heading opener, bold lead-in label or emphasis."""
+    """The claim of an answer sentence: no list/heading opener, bold lead-in label, emphasis or
+    Markdown escape ("\\(MoH\\)" says "(MoH)")."""
     sentence = _BLOCK_OPENER.sub("", sentence)
     sentence = _LEAD_LABEL.sub("", sentence)
-    return normalize_space(_EMPHASIS.sub("", sentence))
+    return normalize_space(_ESCAPE.sub(r"\1", _EMPHASIS.sub("", sentence)))
+
+
+def _table_cells(plain: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(the spans of Markdown table lines, the cells among them that are claims).
+
+    A table's cells are separate claims. Its header row, its separator, each row's first cell
+    (the row's label) and a cell that is all emphasis (a note such as "*not reported*") are not.
+    """
+    lines, cells = [], []
+    offset = 0
+    rows = plain.split("\n")
+    for i, line in enumerate(rows):
+        start, end = offset, offset + len(line)
+        offset = end + 1
+        if not _TABLE_ROW.match(line):
+            continue
+        lines.append((start, end))
+        following = rows[i + 1] if i + 1 < len(rows) else ""
+        if _TABLE_SEPARATOR.match(line) or _TABLE_SEPARATOR.match(following):
+            continue
+        bounds = [m.start() for m in _CELL_BORDER.finditer(line)]
+        for low, high in list(zip(bounds, bounds[1:]))[1:]:
+            cell = line[low + 1 : high]
+            if cell.strip() and not _NOTE_CELL.fullmatch(cell.strip()):
+                lead = len(cell) - len(cell.lstrip())
+                cells.append((start + low + 1 + lead, start + low + 1 + len(cell.rstrip())))
+    return lines, cells
 
 
 @dataclass(frozen=True)
@@ -208,17 +244,21 @@ def _answer_sentences(plain: str) -> list[_Sentence]:
     """Sentences of marker-free answer text that say something (a lone "-" or "**" says nothing).
 
     A lead-in label stays with the sentence it introduces even when the title in it ends a
-    sentence ("**ABC of burns. Introduction**: Burns are ..."), so the label is never a claim.
+    sentence ("**ABC of burns. Introduction**: Burns are ..."), so the label is never a claim; nor
+    is a lead-in sentence that ends in a colon.
     """
     labels = [m.span() for m in _LABEL_IN_TEXT.finditer(plain)]
-    spans: list[tuple[int, int]] = []
+    table_lines, spans = _table_cells(plain)
     for start, end in sentence_spans(plain):
+        if any(low <= start < high for low, high in table_lines):
+            continue
         if spans and any(low <= spans[-1][0] and spans[-1][1] <= high for low, high in labels):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
-    sentences = (_Sentence(s, e, _clean_sentence(plain[s:e])) for s, e in spans)
-    return [s for s in sentences if s.claim]
+    sentences = (_Sentence(s, e, _clean_sentence(plain[s:e])) for s, e in sorted(spans))
+    # A lead-in ending in a colon ("3 papers match:") introduces claims; it makes none.
+    return [s for s in sentences if s.claim and not s.claim.endswith(":")]
 
 
 def _owner(sentences: list[_Sentence], plain: str, position: int) -> int | None:
@@ -262,9 +302,12 @@ def _copy_strength(claim: list[str], sentence: list[str]) -> float:
 
 
 def _copied(claim: str, sentences: Sequence[str]) -> int | None:
-    """Index of the abstract sentence the claim copies (or quotes, or nearly copies), if any."""
-    words = _WORD.findall(claim.casefold())
-    strengths = [_copy_strength(words, _WORD.findall(s.casefold())) for s in sentences]
+    """Index of the abstract sentence the claim copies (or quotes, or nearly copies), if any.
+
+    Both sides are compared as plain text, so a quote whose LaTeX was turned into Unicode
+    ("50%∼90%") still copies its sentence ("50%$\\sim$90%")."""
+    words = _WORD.findall(to_plain(claim).casefold())
+    strengths = [_copy_strength(words, _WORD.findall(to_plain(s).casefold())) for s in sentences]
     best = max(range(len(sentences)), key=strengths.__getitem__, default=None)
     return best if best is not None and strengths[best] >= _COPY_THRESHOLD else None
 
@@ -323,7 +366,7 @@ def check_citations(
     - `uncited` is True when no valid citation remains.
     """
     by_number = {source.number: source for source in sources}
-    cleaned, invalid = _drop_invalid(text, set(by_number))
+    cleaned, invalid = drop_invalid(text, set(by_number))
     citations: list[Citation] = []
     seen: set[tuple[int, str]] = set()
     sentences, owned = _parse(cleaned)
@@ -347,6 +390,12 @@ def _parse(text: str) -> tuple[list[_Sentence], list[tuple[CitationMarker, int |
     plain, positions = _splice(text, [(m.start, m.end, "") for m in markers])
     sentences = _answer_sentences(plain)
     return sentences, [(m, _owner(sentences, plain, p)) for m, p in zip(markers, positions, strict=True)]
+
+
+def marker_owners(text: str) -> list[tuple[CitationMarker, str]]:
+    """Every marker of `text` with the claim of the sentence it belongs to ("" if none)."""
+    sentences, owned = _parse(text)
+    return [(m, sentences[o].claim if o is not None else "") for m, o in owned]
 
 
 @dataclass(frozen=True)

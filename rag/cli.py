@@ -13,8 +13,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from rag.errors import PaperChatError
+from rag.markup import to_plain
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -119,43 +121,111 @@ def _assistant(ctx: click.Context):
     return assistant
 
 
-def _print_stream(events: Iterator, *, as_json: bool):
+def _terminal(markdown: str) -> Text:
+    """An answer's Markdown as terminal text: bold and italic styled, escapes undone."""
+    from rag.markup import styled_segments
+
+    return Text.assemble(*styled_segments(markdown))
+
+
+def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False):
     """Stream tokens to stdout as they come, then the cited papers; returns the Answer."""
-    from rag.chain import DoneEvent, TokenEvent
+    from rag.chain import DoneEvent, SourcesEvent, TokenEvent
 
     answer = None
+    table = False
     for event in events:
-        if isinstance(event, TokenEvent) and not as_json:
-            out.print(escape(event.text), end="")
+        if isinstance(event, SourcesEvent) and not as_json and event.analysis is not None:
+            err.print(f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]")
+        elif isinstance(event, TokenEvent) and not as_json:
+            # A comparison's Markdown table is printed as a table once the answer is done.
+            if event.text.lstrip().startswith("|"):
+                table = True
+                continue
+            out.print(_terminal(event.text), end="")
         elif isinstance(event, DoneEvent):
             answer = event.answer
     if as_json:
         out.print_json(answer.model_dump_json())
         return answer
     out.print()
-    _print_references(answer)
+    if table and answer.table is not None:
+        _print_table(answer)
+    if answer.note:
+        out.print(Text(answer.note, style="yellow"))
+    _print_references(answer, show_all=show_all)
     return answer
 
 
-def _print_references(answer) -> None:
+def _print_table(answer) -> None:
+    from rag.answering.comparison import table_plain_rows
+
+    rows = table_plain_rows(answer.table)
+    table = Table(*rows[0], show_lines=True)
+    for row in rows[1:]:
+        table.add_row(*(escape(c) for c in row))
+    out.print(table)
+
+
+def _print_references(answer, *, show_all: bool = False) -> None:
+    from rag.answering.collection import SHOWN
+
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        err.print(f"[yellow]removed citations to no retrieved source: {numbers}[/]")
+        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
+    for citation in answer.unsupported:
+        why = (f"its abstract does not give {', '.join(citation.unsupported_numbers)}" if citation.unsupported_numbers
+               else "its closest sentence does not say it")
+        err.print(f"[yellow]not supported: [{citation.number}] for “{escape(citation.citing_sentence)}”: {escape(why)}[/]")
     if answer.covered and answer.uncited:
         err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
     cited = answer.cited_sources
     if cited:
         out.print("\n[bold]Sources[/]")
     for s in cited:
-        p = s.paper
-        where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
-        out.print(f"[bold][{s.number}][/] {escape(p.display_title)}")
-        out.print(f"    {escape(p.author_line)}" + (f" · {escape(where)}" if where else ""))
-        if p.url:
-            out.print(f"    [link={p.url}]{escape(p.url)}[/link]")
-    others = [s for s in answer.sources if s not in cited]
-    if others and answer.covered:
+        _print_paper(s)
+    matched = {m.number for m in answer.matches}
+    more = [s for s in answer.sources if s.number in matched and s not in cited]
+    if more:
+        out.print(f"\n[bold]More papers that match ({len(more)})[/]" + ("" if show_all else " [dim](--all lists them with their key sentence)[/]"))
+        sentences = {m.number: m.sentence for m in answer.matches}
+        for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
+            _print_paper(s)
+            if show_all:
+                out.print(Text("    “" + to_plain(sentences[s.number]) + "”", style="dim"))
+    if answer.closest:
+        out.print("\n[bold]Closest papers (they do not answer this)[/]")
+        for s in answer.closest:
+            _print_paper(s)
+    others = [s for s in answer.sources if s not in cited and s.number not in matched]
+    if others and answer.covered and answer.form != "summary":
         out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {escape(s.paper.display_title)}" for s in others) + "[/]")
+
+
+def _print_paper(source) -> None:
+    p = source.paper
+    where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
+    out.print(f"[bold][{source.number}][/] {escape(p.display_title)}")
+    out.print(f"    {escape(p.author_line)}" + (f" · {escape(where)}" if where else ""))
+    if p.url:
+        out.print(f"    [link={p.url}]{escape(p.url)}[/link]")
+
+
+def _export(answer, path: Path) -> None:
+    """Write the answer to `path`: .md (the turn), .csv or .table.md (a comparison's table), .bib."""
+    from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text
+
+    name = path.name.lower()
+    if name.endswith((".csv", ".table.md")):
+        if answer.table is None:
+            raise click.UsageError("only a comparison answer has a table to export as .csv")
+        text = table_csv(answer.table) if name.endswith(".csv") else table_markdown_text(answer.table)
+    elif name.endswith(".bib"):
+        text = bibtex(s.paper for s in answer.cited_sources)
+    else:
+        text = conversation_markdown([answer])
+    path.write_text(text, encoding="utf-8")
+    err.print(f"[dim]wrote {escape(str(path))}[/]")
 
 
 @cli.command()
@@ -163,12 +233,17 @@ def _print_references(answer) -> None:
 @click.option("--k", type=click.IntRange(1, 50), help="How many papers to retrieve.")
 @_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
+@click.option("--all", "show_all", is_flag=True, help="List every paper a collection answer matches, with its key sentence.")
+@click.option("--export", "export_path", type=click.Path(path_type=Path),
+              help="Also write the answer: .md (with references), .bib (cited papers), .csv or .table.md (a comparison's table).")
 @click.pass_context
-def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json) -> None:
+def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, show_all, export_path) -> None:
     """Answer a question from the indexed abstracts, with citations."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
-    _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json)
+    answer = _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all)
+    if export_path is not None:
+        _export(answer, export_path)
 
 
 @cli.command()
@@ -202,8 +277,6 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
         except PaperChatError as exc:
             err.print(f"[bold red]error:[/] {escape(str(exc))}")
             continue
-        if answer.standalone_question != question:
-            err.print(f"[dim](searched for: {escape(answer.standalone_question)})[/]")
         history.append(answer)
 
 
@@ -254,11 +327,12 @@ def reset(ctx) -> None:
 @click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
 @click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
-@click.option("--split", help="The BEIR qrels split [test, or the only one].")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("eval/reports"), show_default=True,
-              help="Where each run's report folder is written.")
+@click.option("--split", help="A BEIR qrels split [test, or the only one], or a question set's half (calibration, report).")
+@click.option("--corpus", type=click.Path(path_type=Path), help="Judge the set over this corpus file (indexed once) instead of the configured index.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].")
 @click.pass_context
-def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, split, out_dir) -> None:
+def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, split, corpus, out_dir) -> None:
     """Measure retrieval, citations, faithfulness and refusals on a question set; write a report."""
     from rag.report import read_report
 
@@ -267,38 +341,37 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
         return
     if set_path is None:
         raise click.UsageError("pass --set (a question set or BEIR folder) or --compare A B")
-    from rag.chain import Assistant
-    from rag.evalsets import eval_index, load_eval_set, missing_gold
-    from rag.evaluate import run_eval
-    from rag.judges import make_judge
-    from rag.report import write_report
-    from rag.retrieval import with_retriever
+    from rag.evalrun import evaluate
+    from rag.evalsets import load_eval_set
 
-    settings = with_retriever(ctx.obj.model_copy(update={"backend": backend} if backend else {}), retriever)
+    settings = ctx.obj.model_copy(update={"backend": backend} if backend else {})
     eval_set = load_eval_set(set_path, split=split)
+    if corpus is not None:
+        eval_set = eval_set.model_copy(update={"corpus": str(corpus.resolve())})
     with _progress() as bar:
-        task = bar.add_task(f"indexing {eval_set.name}", total=None)
-        index = eval_index(eval_set, settings, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    missing = missing_gold(eval_set, index)
-    if missing:
-        err.print(f"[yellow]warning: {len(missing)} gold papers of {eval_set.name} are not in the index at {index.path}[/]")
-    assistant = Assistant(index, settings)
-    chosen = None if retrieval_only else make_judge(judge, assistant.vectors, settings)
-    what = "ranking only" if retrieval_only else f"backend {assistant.backend.label}, judge {chosen.name}"
-    err.print(f"[dim]{eval_set.name}: {len(eval_set.items)} questions over {len(index)} papers; {escape(what)}[/]")
-    with _progress() as bar:
-        task = bar.add_task("asking", total=None)
-        report = run_eval(
-            assistant, eval_set, judge=chosen, k=k, depth=depth or eval_set.depth,
-            answers=not retrieval_only, retriever=retriever, limit=limit,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        indexing = bar.add_task(f"indexing {eval_set.name}", total=None)
+        asking = bar.add_task("asking", total=None, visible=False)
+
+        def ask_progress(done: int, total: int) -> None:
+            bar.update(asking, completed=done, total=total, visible=True)
+            bar.update(indexing, visible=False)
+
+        run = evaluate(
+            eval_set, settings, judge=judge, retriever=retriever, answers=not retrieval_only, k=k, depth=depth,
+            limit=limit, out=out_dir,
+            indexing=lambda done, total: bar.update(indexing, completed=done, total=total),
+            asking=ask_progress,
+            describe=lambda text: err.print(f"[dim]{escape(text)}[/]"),
         )
-    folder = write_report(report, out_dir)
-    _print_report(report)
-    out.print(f"report: {folder / 'report.md'}")
+    if run.missing_gold:
+        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {eval_set.name} are not in the index at {run.index_path}[/]")
+    _print_report(run.report)
+    out.print(f"report: {run.folder / 'report.md'}")
 
 
 def _print_report(report) -> None:
+    if report.judge_note:
+        err.print(f"[bold yellow]{escape(report.judge_note)}[/]")
     table = Table("metric", "value", "items", title=f"{report.set_name} · {report.backend} · {report.retriever}")
     for metric, value in report.metrics.items():
         table.add_row(metric, f"{value:.3f}", str(report.counts[metric]))

@@ -4,8 +4,13 @@ Two layouts:
 
 - A question set, JSON Lines (``eval/sets/seed.jsonl``): one object per line with ``id``,
   ``question``, ``gold`` (the ids of the papers a right answer rests on; empty for a question
-  the corpus does not cover), optional ``reference`` (a written answer) and ``type`` (lookup,
-  multi, summary, unanswerable). Its questions are about the configured index.
+  the corpus does not cover), optional ``reference`` (a written answer), ``type`` (lookup,
+  multi, summary, how, result, collection, compare, unanswerable), ``gold_sentences`` (how and
+  result: the abstract sentences that answer), ``kind`` (unanswerable: out_of_corpus,
+  false_presupposition, underspecified, nonsensical, beyond_abstracts) and ``split``
+  (calibration or report). Its questions are about the configured index, unless its first line
+  is ``{"corpus": PATH}`` (relative to the set file), a corpus indexed once into
+  ``<data_dir>/eval/<corpus name>`` and reused.
 - A BEIR benchmark directory (SciFact, the generated known-item set): ``corpus.jsonl[.gz]``,
   ``queries.jsonl`` and ``qrels/<split>.tsv`` (query-id, corpus-id, graded score). It brings
   its own papers, which are indexed once into ``<data_dir>/eval/<name>`` and reused.
@@ -26,26 +31,34 @@ from rag.records import EvalItem, EvalSet
 from rag.settings import Settings
 from rag.store import Index
 
-_TYPES = ("lookup", "multi", "summary", "unanswerable")
+_TYPES = ("lookup", "multi", "summary", "how", "result", "collection", "compare", "unanswerable")
+_KINDS = ("out_of_corpus", "false_presupposition", "underspecified", "nonsensical", "beyond_abstracts")
+_SPLITS = ("calibration", "report")
 
 
 def load_eval_set(path: str | Path, *, split: str | None = None) -> EvalSet:
-    """A question set (a ``.jsonl`` file) or a BEIR benchmark (a directory)."""
+    """A question set (a ``.jsonl`` file) or a BEIR benchmark (a directory).
+
+    `split`: a BEIR qrels split, or a question set's half (calibration, report)."""
     path = Path(path)
     if path.is_dir():
         return load_beir(path, split=split)
     if not path.is_file():
         raise CorpusError(f"{path}: no such evaluation set", hint="pass a .jsonl question set or a BEIR directory")
-    return load_question_set(path)
+    return load_question_set(path, split=split)
 
 
-def load_question_set(path: str | Path) -> EvalSet:
+def load_question_set(path: str | Path, *, split: str | None = None) -> EvalSet:
     """A JSON Lines question set; a bad line raises `RecordError` naming the file and line."""
     path = Path(path)
     items: list[EvalItem] = []
     seen: set[str] = set()
+    corpus = None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
+            continue
+        if not items and not seen and corpus is None and _corpus_line(line):
+            corpus = str((path.parent / _corpus_line(line)).resolve())
             continue
         item = _question(str(path), number, line)
         if item.id in seen:
@@ -54,7 +67,25 @@ def load_question_set(path: str | Path) -> EvalSet:
         items.append(item)
     if not items:
         raise CorpusError(f"{path}: no questions", hint="one JSON object per line: id, question, gold, type")
-    return EvalSet(name=path.stem, path=str(path), items=tuple(items))
+    if split is not None:
+        if split not in _SPLITS:
+            raise CorpusError(f"{path}: no split {split!r}", hint=f"a question set's splits are {', '.join(_SPLITS)}")
+        items = [i for i in items if i.split == split]
+        if not items:
+            raise CorpusError(f"{path}: no question is in the {split} split", hint="give each question a \"split\"")
+    name = f"{path.stem}-{split}" if split else path.stem
+    return EvalSet(name=name, path=str(path), items=tuple(items), corpus=corpus)
+
+
+def _corpus_line(line: str) -> str | None:
+    """The corpus a set's first line names ({"corpus": PATH}), if it is such a line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(record, dict) and set(record) == {"corpus"} and isinstance(record["corpus"], str):
+        return record["corpus"]
+    return None
 
 
 def _question(path: str, number: int, line: str) -> EvalItem:
@@ -76,12 +107,24 @@ def _question(path: str, number: int, line: str) -> EvalItem:
         raise RecordError(path, number, f"unknown type {kind!r}; one of {', '.join(_TYPES)}", hint=hint)
     if (kind == "unanswerable") == bool(gold):
         raise RecordError(path, number, "an unanswerable question has no gold papers, and only it", hint=hint)
+    sentences = record.get("gold_sentences", [])
+    if not isinstance(sentences, list) or not all(isinstance(g, str) for g in sentences):
+        raise RecordError(path, number, "'gold_sentences' must be a list of sentences", hint=hint)
+    unanswerable_kind = record.get("kind", "")
+    if unanswerable_kind and unanswerable_kind not in _KINDS:
+        raise RecordError(path, number, f"unknown kind {unanswerable_kind!r}; one of {', '.join(_KINDS)}", hint=hint)
+    split = record.get("split", "")
+    if split and split not in _SPLITS:
+        raise RecordError(path, number, f"unknown split {split!r}; one of {', '.join(_SPLITS)}", hint=hint)
     return EvalItem(
         id=record["id"],
         question=record["question"],
         relevance=dict.fromkeys(gold, 1),
         reference=record.get("reference", ""),
         type=kind,
+        gold_sentences=tuple(sentences),
+        kind=unanswerable_kind,
+        split=split,
     )
 
 
@@ -165,9 +208,14 @@ def eval_index(
     if eval_set.corpus is None:
         index = index or Index.open(settings, embeddings=embeddings)
     else:
-        own = settings.model_copy(update={"data_dir": settings.data_dir / "eval" / eval_set.name})
+        corpus = Path(eval_set.corpus)
+        if not corpus.exists():
+            raise CorpusError(f"{corpus}: the corpus of {eval_set.path} is not there", hint="put it there, or pass another set")
+        # A BEIR folder's corpus is its own; a question set's corpus file may serve several sets.
+        name = eval_set.name if corpus.name.startswith("corpus.") else corpus.name.split(".")[0]
+        own = settings.model_copy(update={"data_dir": settings.data_dir / "eval" / name})
         index = Index.open(own, embeddings=embeddings)
-        index.ingest(load_corpus(eval_set.corpus), progress=progress)
+        index.ingest(load_corpus(corpus), progress=progress)
     if not len(index):
         raise StoreError(f"the index at {index.path} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
     return index

@@ -35,29 +35,50 @@ Refusals: an answer refuses when it says the corpus does not cover the question 
 nothing. ``unanswerable_refused`` is the share of unanswerable questions refused (higher is
 better); ``answerable_refused`` the share of answerable ones refused (lower is better).
 
+Declines: an answer declines when it does not present the question as covered: it refuses, or it
+answers in part and names what no abstract holds (a false presupposition's detail, an unreported
+measure). ``unanswerable_declined`` is the share of unanswerable questions declined (higher is
+better); ``answerable_partial`` the share of answerable ones answered only in part.
+``decline_accuracy``: the share of all questions decided right (unanswerable declined,
+answerable not refused).
+
+Answer forms: ``gold_sentence_quoted`` (how and result questions): the share whose answer cites
+an abstract sentence that is one of the gold answering sentences. ``collection_precision`` and
+``collection_recall`` (collection questions): the papers the answer lists (cited, or among its
+matches after "and N more") against the gold papers.
+
 Latency, in seconds per stage of `Answer.timings` (retrieve, generate, total, ...): p50 and p95.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from difflib import SequenceMatcher
 
 import numpy as np
 import pytrec_eval
 
+from rag.answering.question import analyze
 from rag.chain import Assistant
 from rag.citations import cited_sentences
 from rag.judges import Judge, PairedJudge
-from rag.records import Answer, EvalItem, EvalReport, EvalSet, ItemResult
+from rag.markup import to_plain
+from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult
 from rag.retrieval import search
 
 Progress = Callable[[int, int], None]
 
+# Below this Cohen's kappa between the LLM judge and the calibrated similarity judge, the model
+# judge's figures are not the headline: 0.4 is where agreement stops being "fair" and starts to
+# be "moderate" (Landis and Koch, 1977).
+KAPPA_BAR = 0.4
+
 # Metrics where lower is better, besides latencies; every other metric is better higher.
-LOWER_IS_BETTER = frozenset({"answerable_refused"})
+LOWER_IS_BETTER = frozenset({"answerable_refused", "answerable_partial"})
 
 _TREC_NAMES = {"recall": "recall@{k}", "ndcg_cut": "ndcg@{k}"}
 
@@ -139,6 +160,30 @@ def refused(answer: Answer) -> bool:
     return not answer.covered and not answer.citations
 
 
+def declined(answer: Answer) -> bool:
+    """Did not present the question as covered: refused, or answered in part naming what is missing."""
+    return answer.answerability is not None and answer.answerability.coverage != Coverage.COVERED
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def same_sentence(a: str, b: str) -> bool:
+    """Whether two sentences are one (as plain words, one holding the other, or nearly equal)."""
+    x = " ".join(_WORDS.findall(to_plain(a).casefold()))
+    y = " ".join(_WORDS.findall(to_plain(b).casefold()))
+    if not x or not y:
+        return False
+    return x in y or y in x or SequenceMatcher(None, x, y, autojunk=False).ratio() >= 0.9
+
+
+def listed_papers(answer: Answer) -> list[str]:
+    """The papers an answer gives: those it cites, then a collection's further matches."""
+    numbers = {s.number: s.paper.id for s in answer.sources}
+    matched = [numbers[m.number] for m in answer.matches if m.number in numbers]
+    return list(dict.fromkeys([c.paper_id for c in answer.citations] + matched))
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 
@@ -153,7 +198,16 @@ def passage_text(answer: Answer) -> dict[int, str]:
 
 def answer_scores(item: EvalItem, answer: Answer, judge: Judge) -> dict[str, float]:
     """Every answer metric that applies to this item and answer."""
-    scores: dict[str, float] = {"refused": float(refused(answer))}
+    scores: dict[str, float] = {"refused": float(refused(answer)), "declined": float(declined(answer))}
+    scores["decline_accuracy"] = float(declined(answer) if not item.answerable else not refused(answer))
+    if item.gold_sentences:
+        quoted = [c.support for c in answer.citations if c.paper_id in item.gold]
+        scores["gold_sentence_quoted"] = float(any(same_sentence(q, g) for q in quoted for g in item.gold_sentences))
+    if item.type == "collection":
+        precision, recall = gold_citation_scores(listed_papers(answer), item.gold)
+        if precision is not None:
+            scores["collection_precision"] = precision
+        scores["collection_recall"] = recall
     if answer.covered:
         passages = passage_text(answer)
         citation = citation_scores(answer.text, passages, judge)
@@ -183,11 +237,19 @@ def aggregate(items: Sequence[ItemResult]) -> tuple[dict[str, float], dict[str, 
         for name, value in item.scores.items():
             if name == "refused":
                 name = "answerable_refused" if item.gold else "unanswerable_refused"
+            elif name == "declined":
+                if item.gold:
+                    # Partly answered: declined without refusing.
+                    name, value = "answerable_partial", float(value and not item.scores.get("refused"))
+                else:
+                    name = "unanswerable_declined"
             values.setdefault(name, []).append(value)
     order = [
         "recall@1", "recall@5", "recall@10", "recall@100", "mrr@10", "ndcg@10",
         "citation_recall", "citation_precision", "faithfulness", "answer_relevance",
-        "gold_citation_precision", "gold_citation_recall", "unanswerable_refused", "answerable_refused",
+        "gold_citation_precision", "gold_citation_recall", "collection_precision", "collection_recall",
+        "gold_sentence_quoted", "unanswerable_declined", "unanswerable_refused", "answerable_refused",
+        "answerable_partial", "decline_accuracy",
     ]
     names = [n for n in order if n in values] + sorted(set(values) - set(order))
     return {n: float(np.mean(values[n])) for n in names}, {n: len(values[n]) for n in names}
@@ -228,23 +290,37 @@ def run_eval(
     )
     rankings: dict[str, list[str]] = {}
     partial: list[ItemResult] = []
+    second_opinion: list[dict[str, float]] = []
+    profile = assistant.index.profile()
     for done, item in enumerate(items, 1):
         clock = time.perf_counter()
-        ranking = [s.paper.id for s in search(assistant.index, item.question, ranking_settings, k=depth)]
+        # Ranked as the answer retrieves: the question analysed (noise and stated filters out).
+        analysis = analyze(item.question, profile)
+        found = search(
+            assistant.index, analysis.search_text, ranking_settings, k=depth,
+            filters=analysis.filters, focus=analysis.focus,
+        )
+        ranking = [s.paper.id for s in found]
         timings = {"retrieve": time.perf_counter() - clock}
         rankings[item.id] = ranking
-        result = ItemResult(id=item.id, question=item.question, type=item.type, gold=item.gold, retrieved=tuple(ranking))
+        result = ItemResult(
+            id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold, retrieved=tuple(ranking)
+        )
         if answers:
             answer = assistant.ask(item.question, k=k)
             result = result.model_copy(
                 update={
-                    "answer": answer.text,
+                    "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
                     "covered": answer.covered,
+                    "form": answer.form,
                     "citations": answer.citations,
+                    "listed": tuple(listed_papers(answer)),
                     "scores": answer_scores(item, answer, judge),
                     "timings": dict(answer.timings),
                 }
             )
+            if isinstance(judge, PairedJudge):
+                second_opinion.append(answer_scores(item, answer, judge.secondary))
         else:
             result = result.model_copy(update={"timings": timings})
         partial.append(result)
@@ -253,8 +329,25 @@ def run_eval(
 
     retrieval = retrieval_scores({i.id: i.relevance for i in items}, rankings, depth=depth)
     results = tuple(r.model_copy(update={"scores": {**retrieval.get(r.id, {}), **r.scores}}) for r in partial)
+    agreement = judge.agreement() if isinstance(judge, PairedJudge) else None
+    judge_note = ""
+    if agreement is not None and agreement["kappa"] < KAPPA_BAR:
+        # The model judge is no better than chance against the calibrated one: lead with the latter.
+        judge_note = (
+            f"The LLM judge agreed with the calibrated similarity judge at Cohen's kappa {agreement['kappa']:.3f}, "
+            f"below the bar of {KAPPA_BAR}: the figures below are the similarity judge's; the LLM judge's follow them."
+        )
+        results, alternative = (
+            tuple(r.model_copy(update={"scores": {**r.scores, **second}}) for r, second in zip(results, second_opinion, strict=True)),
+            aggregate(results)[0],
+        )
+    else:
+        alternative = aggregate(
+            [r.model_copy(update={"scores": {**r.scores, **second}}) for r, second in zip(results, second_opinion, strict=True)]
+        )[0] if second_opinion else None
     metrics, counts = aggregate(results)
-    by_type = {t: aggregate([r for r in results if r.type == t])[0] for t in dict.fromkeys(r.type for r in results)}
+    groups = dict.fromkeys(_group(r) for r in results)
+    by_type = {g: aggregate([r for r in results if _group(r) == g])[0] for g in groups}
     backend = assistant.backend
     return EvalReport(
         set_name=eval_set.name,
@@ -270,9 +363,16 @@ def run_eval(
         counts=counts,
         by_type=by_type,
         latency=latency(results),
-        judge_agreement=judge.agreement() if isinstance(judge, PairedJudge) else None,
+        judge_agreement=agreement,
+        judge_note=judge_note,
+        alternative_metrics=alternative,
         items=results,
     )
+
+
+def _group(result: ItemResult) -> str:
+    """The by-type table's row: the type, and for unanswerable questions their kind."""
+    return f"{result.type}/{result.kind}" if result.kind else result.type
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """Exports of a conversation: Markdown for reading, BibTeX for citing. Pure text, no UI.
 
-Corpus text (titles, names, abstracts) is data, never markup: it is escaped for the format it is
-written into, so a title like "<script>" or "**bold**" reads as written wherever it is shown.
+Corpus text (titles, names, abstracts) is data, never markup: `rag.markup` escapes it for the
+format it is written into, LaTeX included (plain Unicode in Markdown, LaTeX kept in BibTeX).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import unicodedata
 from collections import Counter
@@ -13,38 +15,58 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import count, product
 from string import ascii_lowercase
 
-from rag.records import Answer, Paper
+from rag.answering.comparison import table_plain_rows
+from rag.markup import escape_markdown, to_bibtex, to_plain
+from rag.records import Answer, ComparisonTable, Paper
 
-__all__ = ["bibtex", "conversation_markdown", "escape_markdown", "venue_year"]
-
-# Characters that start Markdown (CommonMark + GFM) anywhere in a line, "$" (Streamlit renders
-# $...$ as math), "&" (HTML entities) and a ":" before a letter (Streamlit's ":red[...]" directives
-# and ":emoji:" codes). Backslash-escaping ASCII punctuation is always allowed in CommonMark, so an
-# escape never shows.
-_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]()<>#$~|&]|:(?=[A-Za-z]))")
-# List and setext-heading markers only count at the start of a line; "-" and "." elsewhere are
-# left alone so titles like "Multi-Head" stay readable in an exported file.
-_MARKDOWN_BULLET = re.compile(r"^(\s*)([-+=])", re.MULTILINE)
-_MARKDOWN_ORDERED = re.compile(r"^(\s*\d+)\.", re.MULTILINE)
-
-
-def escape_markdown(text: str) -> str:
-    """`text` as Markdown that renders as exactly this text."""
-    text = _MARKDOWN_INLINE.sub(r"\\\1", text)
-    text = _MARKDOWN_BULLET.sub(r"\1\\\2", text)
-    return _MARKDOWN_ORDERED.sub(r"\1\\.", text)
+__all__ = ["bibtex", "conversation_markdown", "table_csv", "table_markdown_text", "venue_year"]
 
 
 def conversation_markdown(history: Sequence[Answer]) -> str:
-    """The conversation as a Markdown document: per turn the question, the answer, its references."""
+    """The conversation as a Markdown document: per turn the question, its scope (searched for,
+    filters, backend, date), the answer, what it lacks, its references, and the closest papers of
+    a decline."""
     parts = ["# PaperChat conversation"]
     for answer in history:
-        parts += [f"## Q: {escape_markdown(answer.question)}", answer.text]
+        parts += [f"## Q: {escape_markdown(answer.question)}", _scope(answer), answer.text]
+        if answer.note:
+            parts.append(f"*{answer.note}*")
         cited = answer.cited_sources
         if cited:
             parts.append("**References**")
             parts += [f"[{s.number}] {_reference(s.paper)}" for s in cited]
+        if answer.closest:
+            parts.append("**Closest papers (they do not answer this)**")
+            parts += [f"- {_reference(s.paper)}" for s in answer.closest]
     return "\n\n".join(parts) + "\n"
+
+
+def _scope(answer: Answer) -> str:
+    items = []
+    if answer.standalone_question != answer.question:
+        items.append(f"searched for: {answer.standalone_question}")
+    if answer.filters.active:
+        items.append(f"filters: {answer.filters.description}")
+    items.append(f"answered by: {answer.backend}")
+    if answer.created:
+        items.append(f"on {answer.created}")
+    return "*" + escape_markdown(" · ".join(items)) + "*"
+
+
+def table_csv(table: ComparisonTable) -> str:
+    """A comparison table as CSV: a row per paper, a column per aspect, quotes in plain text."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(table_plain_rows(table))
+    return buffer.getvalue()
+
+
+def table_markdown_text(table: ComparisonTable) -> str:
+    """A comparison table as a Markdown document's table."""
+    rows = table_plain_rows(table)
+    cells = [[escape_markdown(c) for c in row] for row in rows]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|---" * len(cells[0]) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+    return "\n".join(lines) + "\n"
 
 
 def venue_year(paper: Paper) -> str:
@@ -56,7 +78,7 @@ def venue_year(paper: Paper) -> str:
 
 def _reference(paper: Paper) -> str:
     """"Authors. Title. Venue Year. URL" as Markdown, leaving out what the paper lacks."""
-    fields = [", ".join(paper.authors), paper.display_title, venue_year(paper)]
+    fields = [", ".join(paper.authors), to_plain(paper.display_title), venue_year(paper)]
     text = " ".join(_sentence(escape_markdown(f)) for f in fields if f)
     # A URL stays raw so Markdown viewers link it; escaping would break the address.
     return f"{text} {paper.url}".strip()
@@ -68,31 +90,10 @@ def _sentence(text: str) -> str:
 
 # --- BibTeX ---------------------------------------------------------------------------------
 
-# One pass, so the braces a replacement brings in are not escaped again. "\{" and "\}" keep a
-# title's braces printable; bibtexparser and biber read them, though classic bibtex needs them
-# balanced. "~" and "^" would be a space and a math error in LaTeX.
-_BIBTEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "{": r"\{",
-    "}": r"\}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-_BIBTEX_SPECIAL_RE = re.compile("[" + re.escape("".join(_BIBTEX_SPECIAL)) + "]")
 # Venues whose papers are journal articles; any other venue is taken as proceedings.
 _JOURNAL = re.compile(r"\b(journal|transactions|letters|review|magazine|arxiv)\b", re.IGNORECASE)
 # Leading words a citation key skips, as Google Scholar's keys do ("on the ..." -> the next word).
 _KEY_SKIP = frozenset("a an the on of in for to towards toward".split())
-
-
-def _escape_bibtex(text: str) -> str:
-    """`text` as a BibTeX field value that LaTeX prints as exactly this text."""
-    return _BIBTEX_SPECIAL_RE.sub(lambda m: _BIBTEX_SPECIAL[m.group()], text)
 
 
 def _ascii_words(text: str) -> list[str]:
@@ -136,13 +137,13 @@ def _entry(paper: Paper, key: str) -> str:
     kind = "article" if journal else "inproceedings" if paper.venue else "misc"
     fields = [
         # Double braces keep the title's capitals ("MoH", "LoRA") from being lowercased by styles.
-        ("title", "{" + _escape_bibtex(paper.title) + "}" if paper.title else ""),
-        ("author", " and ".join(_escape_bibtex(a) for a in paper.authors)),
+        ("title", "{" + to_bibtex(paper.title) + "}" if paper.title else ""),
+        ("author", " and ".join(to_bibtex(a) for a in paper.authors)),
         ("year", str(paper.year or "")),
-        ("journal" if journal else "booktitle", _escape_bibtex(paper.venue)),
+        ("journal" if journal else "booktitle", to_bibtex(paper.venue)),
         # Left raw: biblatex and the url package read the address verbatim.
         ("url", paper.url),
-        ("abstract", _escape_bibtex(paper.abstract)),
+        ("abstract", to_bibtex(paper.abstract)),
     ]
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
     return f"@{kind}{{{key},\n{body}\n}}"

@@ -28,7 +28,7 @@ from rag.errors import ConfigError
 from rag.llm import openai_chat, translate_error
 from rag.prompts import load_prompt
 from rag.settings import Settings
-from rag.text import question_focus
+from rag.answering.question import question_focus
 
 # Calibrated by eval/calibrate_judge.py on the seed set's written (paraphrasing) reference answers:
 # 65 reference sentences against their gold abstract (supported: median 0.77, 5th percentile 0.60)

@@ -35,6 +35,13 @@ class LexicalIndex:
         if papers:
             self._bm25.index(_tokens([f"{p.title}\n{p.abstract}" for p in papers]), show_progress=False)
 
+    def document_frequency(self) -> dict[str, int]:
+        """How many papers hold each stemmed term."""
+        if not self.ids:
+            return {}
+        counts = np.diff(self._bm25.scores["indptr"])
+        return {term: int(counts[i]) for term, i in self._bm25.vocab_dict.items() if term and i < len(counts)}
+
     def search(self, query: str, n: int, paper_ids: Sequence[str] | None = None) -> list[LexicalHit]:
         """Top papers by BM25; `paper_ids` restricts the search (metadata filters)."""
         if not self.ids:

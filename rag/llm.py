@@ -1,21 +1,23 @@
 """Answering backends, chosen by settings: openai(-compatible), local GGUF, or extractive.
 
-Every backend is the same pair of LangChain runnables, `answer` and `summarize`, each taking
-{"question", "sources", "history"} and streaming text, so the chain, streaming and citation
-checking are one code path whichever backend answers.
+Every backend takes the same typed `AnswerRequest` (`rag.answering.request`) and streams text, so
+the chain, streaming and citation checking are one code path whichever backend answers. A chat
+model gets one prompt pair per task, from prompts/: answers, collections, comparison tables and
+summaries, each with the rules for citing, declining and saying what the abstracts lack.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import Runnable, RunnableLambda
 
+from rag.answering.decline import partial_note
+from rag.answering.request import AnswerRequest, Backend, Task
 from rag.embeddings import SentenceVectors
 from rag.errors import (
     AuthenticationError,
@@ -28,21 +30,13 @@ from rag.prompts import load_prompt
 from rag.records import Answer, Source
 from rag.settings import Settings
 
-
-@dataclass(frozen=True)
-class Backend:
-    """An answering backend and why it was chosen."""
-
-    name: str
-    model: str
-    reason: str
-    answer: Runnable
-    summarize: Runnable
-    chat_model: BaseChatModel | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.model})" if self.model else self.name
+# The system prompt of each task; all share the user prompt (sources, coverage note, question).
+_SYSTEM = {
+    Task.ANSWER: "answer_system",
+    Task.COLLECTION: "collection_system",
+    Task.COMPARISON: "comparison_system",
+    Task.SUMMARY: "summarize_system",
+}
 
 
 def format_sources(sources: Sequence[Source]) -> str:
@@ -67,33 +61,46 @@ def history_messages(history: Sequence[Answer]) -> list[BaseMessage]:
     return messages
 
 
-def _prompted(chat_model: BaseChatModel, system: str, user: str, *, with_history: bool) -> Runnable:
-    parts: list = [("system", load_prompt(system))]
-    if with_history:
-        parts.append(MessagesPlaceholder("history"))
-    parts.append(("human", load_prompt(user)))
-    prompt = ChatPromptTemplate.from_messages(parts)
-
-    def inputs(x: dict) -> dict:
-        return {
-            "question": x.get("question", ""),
-            "sources": format_sources(x["sources"]),
-            "history": history_messages(x.get("history", ())),
-        }
-
-    return RunnableLambda(inputs) | prompt | chat_model | StrOutputParser()
+def request_sources(request: AnswerRequest) -> list[Source]:
+    """What the model reads: a collection's matches, a comparison's rows, else every source."""
+    if request.task == Task.COLLECTION and request.matches:
+        wanted = {m.number for m in request.matches}
+        return [s for s in request.sources if s.number in wanted]
+    if request.task == Task.COMPARISON and request.table is not None:
+        wanted = {r.number for r in request.table.rows}
+        return [s for s in request.sources if s.number in wanted]
+    return request.sources
 
 
-def model_backend(name: str, model: str, reason: str, chat_model: BaseChatModel) -> Backend:
+@dataclass
+class ModelBackend:
     """A backend around any LangChain chat model (OpenAI, llama.cpp, or a fake in tests)."""
-    return Backend(
-        name=name,
-        model=model,
-        reason=reason,
-        answer=_prompted(chat_model, "answer_system", "answer_user", with_history=True),
-        summarize=_prompted(chat_model, "summarize_system", "summarize_user", with_history=False),
-        chat_model=chat_model,
-    )
+
+    name: str
+    model: str
+    reason: str
+    chat_model: BaseChatModel
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.model})" if self.model else self.name
+
+    def stream(self, request: AnswerRequest) -> Iterator[str]:
+        prompt = ChatPromptTemplate.from_messages(
+            [
+                ("system", load_prompt(_SYSTEM[request.task])),
+                MessagesPlaceholder("history"),
+                ("human", load_prompt("answer_user")),
+            ]
+        )
+        note = partial_note(request.answerability)
+        inputs = {
+            "question": request.question,
+            "sources": format_sources(request_sources(request)),
+            "coverage": load_prompt("coverage_note").format(note=note) if note else "",
+            "history": history_messages(request.history if request.task != Task.SUMMARY else ()),
+        }
+        yield from (prompt | self.chat_model | StrOutputParser()).stream(inputs)
 
 
 def openai_chat(settings: Settings) -> BaseChatModel:
@@ -106,6 +113,10 @@ def openai_chat(settings: Settings) -> BaseChatModel:
         temperature=settings.temperature,
         timeout=settings.request_timeout,
         max_retries=1,
+        max_tokens=settings.max_answer_tokens,
+        # langchain-openai sends the cap as `max_completion_tokens`, which OpenAI's API reads and
+        # compatible servers (llama.cpp, older vLLM) ignore; they read `max_tokens`.
+        extra_body={"max_tokens": settings.max_answer_tokens} if settings.openai_base_url else None,
         streaming=True,
     )
 
@@ -125,25 +136,29 @@ def _local_chat(settings: Settings) -> BaseChatModel:
         ) from exc
     from rag.local import LlamaCppChat
 
-    return LlamaCppChat(model_path=str(path), temperature=settings.temperature, n_threads=settings.threads)
+    return LlamaCppChat(
+        model_path=str(path), temperature=settings.temperature, n_threads=settings.threads,
+        max_tokens=settings.max_answer_tokens,
+    )
 
 
 def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
     """The backend the settings ask for, or the offline one, with the reason in words."""
-    from rag.extractive import extractive_backend
+    from rag.extractive import ExtractiveBackend
 
     wanted = settings.backend
     if wanted == "openai" or (wanted == "auto" and settings.uses_openai):
         if settings.uses_openai:
-            why = "OPENAI_API_KEY is set" if settings.has_openai_key else f"OPENAI_BASE_URL is {settings.openai_base_url}"
-            return model_backend("openai", settings.openai_model, why, openai_chat(settings))
-        return extractive_backend(vectors, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
+            where = settings.openai_base_url or "api.openai.com"
+            why = f"{'OPENAI_API_KEY is set' if settings.has_openai_key else 'OPENAI_BASE_URL is set'}; {settings.openai_model} at {where}"
+            return ModelBackend("openai", settings.openai_model, why, openai_chat(settings))
+        return ExtractiveBackend(vectors, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
     if wanted == "local" or (wanted == "auto" and settings.local_model_path):
         why = "backend 'local' was asked for" if wanted == "local" else "PAPERCHAT_LOCAL_MODEL_PATH is set"
-        return model_backend("local", settings.local_model_path.name if settings.local_model_path else "", why, _local_chat(settings))
+        return ModelBackend("local", settings.local_model_path.name if settings.local_model_path else "", why, _local_chat(settings))
     if wanted == "extractive":
-        return extractive_backend(vectors, reason="backend 'extractive' was asked for")
-    return extractive_backend(vectors, reason="no OPENAI_API_KEY")
+        return ExtractiveBackend(vectors, reason="backend 'extractive' was asked for")
+    return ExtractiveBackend(vectors, reason="no OPENAI_API_KEY")
 
 
 def translate_error(exc: Exception, settings: Settings) -> Exception:

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rag.markup import to_plain
+from rag.naming import method_name, opening_words, short_name
 
 
 class Record(BaseModel):
@@ -36,12 +40,19 @@ class Paper(Record):
 
     @property
     def display_title(self) -> str:
-        """The title, or for untitled records (the seed listing) the abstract's opening words."""
+        """The title; for an untitled record (the seed listing) the method its abstract introduces,
+        else its first author and opening words. Plain text: LaTeX is turned into Unicode."""
         if self.title:
-            return self.title
-        words = self.abstract.split()
-        opening = " ".join(words[:12])
-        return f"[untitled] {opening}…" if len(words) > 12 else f"[untitled] {opening}"
+            return to_plain(self.title)
+        name = method_name(self.abstract)
+        if name:
+            return name
+        return f"{self.short_name}: {opening_words(self.abstract, 8)}"
+
+    @property
+    def short_name(self) -> str:
+        """What an answer calls the paper: "MoH", "DragSolver", or the title (`rag.naming`)."""
+        return short_name(self.title, self.abstract, self.authors)
 
     @property
     def content_hash(self) -> str:
@@ -85,7 +96,8 @@ class Chunk(Record):
 
 
 class Filters(Record):
-    """Metadata filters; matching is case-insensitive and by substring for text fields."""
+    """Metadata filters, case-insensitive: category and venue by substring; an author by whole
+    words of a name ("Chen" is Xilin Chen, not Cheng or Xingcheng)."""
 
     category: str | None = None
     venue: str | None = None
@@ -97,19 +109,114 @@ class Filters(Record):
     def active(self) -> bool:
         return any(v not in (None, "") for v in self.model_dump().values())
 
+    @property
+    def description(self) -> str:
+        """The active filters in words: "venue ICML 2025, author Yuan, years 2023–…"."""
+        parts = [f"{name} {value}" for name, value in (("venue", self.venue), ("category", self.category), ("author", self.author)) if value]
+        if self.year_min and self.year_min == self.year_max:
+            parts.append(f"year {self.year_min}")
+        elif self.year_min or self.year_max:
+            parts.append(f"years {self.year_min or '…'}–{self.year_max or '…'}")
+        return ", ".join(parts)
+
     def matches(self, paper: Paper) -> bool:
         def has(needle: str | None, haystack: str) -> bool:
             return not needle or needle.casefold() in haystack.casefold()
 
         if not has(self.category, paper.category) or not has(self.venue, paper.venue):
             return False
-        if self.author and not any(has(self.author, a) for a in paper.authors):
+        author = re.compile(rf"(?<!\w){re.escape(self.author.strip())}(?!\w)", re.IGNORECASE) if self.author else None
+        if author and not any(author.search(a) for a in paper.authors):
             return False
         if self.year_min is not None and (paper.year is None or paper.year < self.year_min):
             return False
         if self.year_max is not None and (paper.year is None or paper.year > self.year_max):
             return False
         return True
+
+
+class QuestionType(StrEnum):
+    LOOKUP = "lookup"
+    HOW = "how"
+    RESULT = "result"
+    COLLECTION = "collection"
+    SUMMARY = "summary"
+    COMPARISON = "comparison"
+    YES_NO = "yes/no"
+
+
+class KeyTerm(Record):
+    """A word or name an answer must address, and how much it weighs (0-1)."""
+
+    text: str
+    stems: tuple[str, ...]
+    weight: float
+    entity: bool = False  # a coined name or a token with digits: met only as written
+    measure: bool = False  # what a result question asks to be reported as a number (accuracy, ...)
+    run: int = 0  # the phrase (run of adjacent key words) it is in
+    group: int = 0  # runs of one group are alternatives ("A or B"): meeting one meets the group
+
+
+class QuestionAnalysis(Record):
+    """What a question asks (`rag.answering.question`): computed once per turn, kept on the answer."""
+
+    question: str
+    cleaned: str
+    search_text: str
+    focus: str
+    type: QuestionType
+    asks_how: bool = False
+    terms: tuple[KeyTerm, ...] = ()
+    phrases: tuple[str, ...] = ()
+    filters: Filters = Filters()
+    named_papers: tuple[str, ...] = ()
+    about_selection: bool = False  # "these papers", "them": the papers the filters leave
+
+    @property
+    def measures(self) -> tuple[KeyTerm, ...]:
+        """What a result question asks to be reported ("accuracy", "long caption-image pairs")."""
+        return tuple(t for t in self.terms if t.measure)
+
+    def phrase_of(self, term: KeyTerm) -> str:
+        """The question's phrase a term stands in ("federated" -> "federated learning")."""
+        return next(
+            (p for p in self.phrases if re.search(rf"(?<![\w-]){re.escape(term.text)}(?![\w-])", p)), term.text
+        )
+
+    @property
+    def summary_line(self) -> str:
+        """What was searched for, in a line: the type, the key terms and stated filters."""
+        parts = [self.type.value]
+        if self.terms:
+            parts.append("key terms: " + ", ".join(t.text for t in sorted(self.terms, key=lambda t: -t.weight)))
+        stated = self.filters.description
+        if stated:
+            parts.append(stated)
+        return " · ".join(parts)
+
+
+class Coverage(StrEnum):
+    COVERED = "covered"
+    PARTLY = "partly covered"
+    NOT_COVERED = "not covered"
+    UNCLEAR = "unclear"
+    BEYOND = "beyond the abstracts"
+
+
+class Answerability(Record):
+    """Whether the corpus answers a question, and what of it no abstract meets (`rag.answering.answerability`)."""
+
+    coverage: Coverage
+    missing: tuple[str, ...] = ()  # what the question asks that no retrieved abstract meets
+    unreported: tuple[str, ...] = ()  # measures a result question asks for that no sentence reports
+    best_coverage: float = 0.0
+    best_similarity: float = 0.0
+    reason: str = ""
+
+    @property
+    def answers(self) -> bool:
+        """Whether an answer is written from the abstracts (covered or partly)."""
+        return self.coverage in (Coverage.COVERED, Coverage.PARTLY)
 
 
 class Source(Record):
@@ -126,7 +233,10 @@ class Source(Record):
 
 
 class Citation(Record):
-    """One [n] in an answer, resolved to its paper and the abstract sentence that supports it."""
+    """One [n] in an answer, resolved to its paper and the abstract sentence that supports it.
+
+    `supported` is False when that sentence does not support the claim (the calibrated judge), or
+    when the claim states a number the sentence does not hold (`unsupported_numbers`)."""
 
     number: int
     paper_id: str
@@ -136,6 +246,8 @@ class Citation(Record):
     citing_sentence: str
     support: str
     support_score: float
+    supported: bool = True
+    unsupported_numbers: tuple[str, ...] = ()
 
 
 class CitationReport(Record):
@@ -145,6 +257,35 @@ class CitationReport(Record):
     citations: tuple[Citation, ...]
     invalid: tuple[int, ...] = ()
     uncited: bool = False
+
+
+class CollectionMatch(Record):
+    """A paper that answers a collection question ("which papers ..."), with its key sentence."""
+
+    number: int
+    sentence: str
+    relevance: float
+    group: str = ""
+    how: str = ""  # for "..., and how?": the sentence that states its method
+
+
+class TableCell(Record):
+    """One cell of a comparison: a quote cited to its paper, or `None` where the abstract is silent."""
+
+    text: str | None = None
+
+
+class TableRow(Record):
+    number: int
+    paper: str
+    cells: tuple[TableCell, ...]
+
+
+class ComparisonTable(Record):
+    """Papers x aspects (problem, method, data, reported result); each filled cell quotes its paper."""
+
+    aspects: tuple[str, ...]
+    rows: tuple[TableRow, ...]
 
 
 class IngestReport(Record):
@@ -162,13 +303,32 @@ class Answer(Record):
     question: str
     standalone_question: str
     text: str
+    # What a partly covered answer adds: what no abstract reports or mentions. Not a claim.
+    note: str = ""
     citations: tuple[Citation, ...]
     sources: tuple[Source, ...]
     invalid_citations: tuple[int, ...] = ()
     uncited: bool = False
-    covered: bool = True
     backend: str
+    form: str = "answer"
+    analysis: QuestionAnalysis | None = None
+    answerability: Answerability | None = None
+    # Papers shown when the corpus does not answer: the closest, which do not answer it (not cited).
+    closest: tuple[Source, ...] = ()
+    matches: tuple[CollectionMatch, ...] = ()
+    table: ComparisonTable | None = None
+    filters: Filters = Filters()
+    created: str = ""
     timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def covered(self) -> bool:
+        """Whether the answer is written from the abstracts (covered or partly covered)."""
+        return self.answerability is None or self.answerability.answers
+
+    @property
+    def unsupported(self) -> tuple[Citation, ...]:
+        return tuple(c for c in self.citations if not c.supported)
 
     @property
     def cited_sources(self) -> tuple[Source, ...]:
@@ -192,6 +352,12 @@ class EvalItem(Record):
     relevance: dict[str, int] = Field(default_factory=dict)
     reference: str = ""
     type: str = "lookup"
+    # how/result questions: the abstract sentences that answer them, as written.
+    gold_sentences: tuple[str, ...] = ()
+    # unanswerable questions: which kind (out_of_corpus, false_presupposition, underspecified, ...)
+    kind: str = ""
+    # calibration or report: sets written for tuning keep their report half apart
+    split: str = ""
 
     @property
     def gold(self) -> tuple[str, ...]:
@@ -224,11 +390,14 @@ class ItemResult(Record):
     id: str
     question: str
     type: str
+    kind: str = ""
     gold: tuple[str, ...]
     retrieved: tuple[str, ...]
     answer: str | None = None
     covered: bool | None = None
+    form: str = ""
     citations: tuple[Citation, ...] = ()
+    listed: tuple[str, ...] = ()  # every paper the answer gives (cited, or a collection's further matches)
     scores: dict[str, float] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -255,4 +424,8 @@ class EvalReport(Record):
     by_type: dict[str, dict[str, float]]
     latency: dict[str, dict[str, float]]
     judge_agreement: dict[str, float] | None = None
+    # Set when the judges' agreement is below rag.evaluate.KAPPA_BAR: the metrics are then the
+    # calibrated similarity judge's, and `alternative_metrics` the LLM judge's.
+    judge_note: str = ""
+    alternative_metrics: dict[str, float] | None = None
     items: tuple[ItemResult, ...]

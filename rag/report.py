@@ -11,12 +11,15 @@ from pathlib import Path
 
 from rag.errors import PaperChatError
 from rag.evaluate import LOWER_IS_BETTER
-from rag.export import escape_markdown
+from rag.markup import escape_markdown
 from rag.records import EvalReport, ItemResult
 
 PLOTS = ("metrics.png", "latency.png", "by_type.png")
 # The metrics the per-type plot compares: one each for retrieval, citing and refusing.
-_TYPE_METRICS = ("recall@5", "ndcg@10", "gold_citation_recall", "gold_citation_precision", "faithfulness", "unanswerable_refused")
+_TYPE_METRICS = (
+    "recall@5", "ndcg@10", "gold_citation_recall", "gold_citation_precision", "faithfulness",
+    "unanswerable_declined", "gold_sentence_quoted", "collection_recall",
+)
 _LISTED = 25
 
 
@@ -59,6 +62,7 @@ def markdown(report: EvalReport) -> str:
     lines = [
         f"# Evaluation: {report.set_name}",
         "",
+        *([f"> **{report.judge_note}**", ""] if report.judge_note else []),
         f"- set: `{report.set_path}` ({len(report.items)} questions)",
         f"- backend: {report.backend}" + (f" ({report.model})" if report.model else ""),
         f"- retriever: {report.retriever}; answers see the top {report.k}; rankings scored {report.depth} deep",
@@ -75,6 +79,11 @@ def markdown(report: EvalReport) -> str:
         ),
         "",
     ]
+    if report.alternative_metrics:
+        title = "LLM judge's figures" if report.judge_note else "Similarity judge's figures, for comparison"
+        lines += [f"### {title}", "", "| metric | value |", "|---|---:|"]
+        lines += [f"| {m} | {v:.3f} |" for m, v in report.alternative_metrics.items()]
+        lines.append("")
     if report.judge_agreement:
         a = report.judge_agreement
         lines += [
@@ -100,7 +109,9 @@ def _misses(items: tuple[ItemResult, ...]) -> list[str]:
     groups = {
         "Relevant paper not in the top 5": [i for i in items if i.scores.get("recall@5", 1.0) < 1.0],
         "Answerable, but refused": [i for i in items if i.gold and i.scores.get("refused")],
-        "Unanswerable, but answered": [i for i in items if not i.gold and i.scores.get("refused") == 0.0],
+        "Unanswerable, but answered as covered": [i for i in items if not i.gold and i.scores.get("declined") == 0.0],
+        "Answering sentence not quoted": [i for i in items if i.scores.get("gold_sentence_quoted") == 0.0],
+        "Collection: a gold paper not listed": [i for i in items if i.scores.get("collection_recall", 1.0) < 1.0],
         "Gold paper not cited": [
             i for i in items if i.scores.get("gold_citation_recall", 1.0) < 1.0 and not i.scores.get("refused")
         ],

@@ -18,7 +18,7 @@ from pydantic import ConfigDict
 from rag.records import Filters, Source
 from rag.settings import Settings
 from rag.store import Index
-from rag.text import question_focus
+from rag.answering.question import question_focus
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,12 @@ def search(
     k: int | None = None,
     filters: Filters | None = None,
     query_vector: Sequence[float] | None = None,
+    focus: str | None = None,
 ) -> list[Source]:
-    """The top-k papers for a query, numbered 1..k as they will be shown to the model."""
+    """The top-k papers for a query, numbered 1..k as they will be shown to the model.
+
+    The dense side embeds `focus` (the question without its framing words), by default derived
+    from the query; BM25 reads the query itself."""
     k = k or settings.k
     allowed = None
     if filters is not None and filters.active:
@@ -64,7 +68,7 @@ def search(
     ranked: dict[str, Ranked] = {}
     dense_order: list[str] = []
     if settings.dense_weight > 0:
-        vector = query_vector if query_vector is not None else index.embeddings.embed_query(question_focus(query))
+        vector = query_vector if query_vector is not None else index.embeddings.embed_query(focus or question_focus(query))
         # More chunks than papers wanted, since several chunks of one paper collapse into one.
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     local_model_path: Path | None = None
     temperature: float = 0.0
     request_timeout: float = 60.0
+    # A model's answer stops here whatever the server's default: small models loop otherwise.
+    max_answer_tokens: int = Field(default=600, ge=16)
+    # How many papers a collection or comparison question considers before its relevance bar.
+    collection_depth: int = Field(default=30, ge=1)
 
     k: int = Field(default=5, ge=1, le=100)
     # cl100k tokens; MiniLM reads 256 word pieces, so a chunk this size is seen whole.
@@ -66,15 +70,14 @@ class Settings(BaseSettings):
     bm25_weight: float = Field(default=1.0, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=50, ge=1)
-    # Below this cosine similarity between the question's focus (rag.text.question_focus) and the
-    # closest sentence of the retrieved abstracts, the corpus is taken not to cover a question.
-    # Calibrated across corpora by eval/calibrate_coverage.py: the highest bar that refuses no
-    # answerable question of the seed set, of SciFact (claims on their abstracts) or of the
-    # known-item set. It refuses 6 of the seed set's 15 unanswerable questions (0.33 refused 2),
-    # 98% of SciFact's biomedical claims put to the 20 ML papers, and 57% of the seed set's ML
-    # questions put to SciFact's biomedical abstracts.
-    min_relevance: float = 0.37
+    # Below this cosine similarity between the question's focus and the closest sentence of the
+    # retrieved abstracts, a question whose key terms are not strongly met is not covered
+    # (rag.answering.answerability). Calibrated with the other answerability bars by
+    # eval/calibrate_answerability.py on the calibration halves of the question sets.
+    min_relevance: float = 0.33
     threads: int = Field(default_factory=lambda: os.cpu_count() or 1)
+    # Where `paperchat eval` and the Evaluate page write their run folders.
+    reports_dir: Path = Path(__file__).resolve().parents[1] / "eval" / "reports"
 
     @classmethod
     def settings_customise_sources(

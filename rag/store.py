@@ -17,8 +17,10 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
+from rag.answering.question import CorpusProfile
 from rag.chunking import chunk_paper
 from rag.embeddings import embedding_model_id, make_embeddings
+from rag.naming import method_name
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.offline import prepare
 from rag.records import Chunk, IngestReport, LoadResult, Paper
@@ -115,6 +117,7 @@ class Index:
             )
         self._papers: dict[str, Paper] | None = None
         self._lexical = None
+        self._profile: CorpusProfile | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
@@ -171,6 +174,28 @@ class Index:
             venues=dict(Counter(p.venue for p in papers if p.venue).most_common()),
             years=dict(sorted(Counter(p.year for p in papers if p.year).items())),
         )
+
+    def profile(self) -> CorpusProfile:
+        """What question analysis reads of the corpus: size, term counts, venues, authors, names."""
+        if self._profile is None:
+            papers = list(self.papers.values())
+            names: dict[str, str] = {}
+            for paper in papers:
+                # Only coined names ("MoH", "Flat-LoRA", "ActionPiece"), from the title or the
+                # method the abstract introduces: a title used as a name is a phrase of words.
+                for name in (paper.short_name, method_name(paper.abstract)):
+                    if name and name != paper.title and len(name.split()) <= 3 and "et al." not in name and " and " not in name:
+                        names.setdefault(name, paper.id)
+            self._profile = CorpusProfile(
+                papers=len(papers),
+                document_frequency=self.lexical.document_frequency(),
+                venues=tuple(sorted({p.venue for p in papers if p.venue})),
+                authors=tuple(sorted({a for p in papers for a in p.authors})),
+                categories=tuple(sorted({p.category for p in papers if p.category})),
+                years=tuple(sorted({p.year for p in papers if p.year})),
+                names=names,
+            )
+        return self._profile
 
     def dense_search(self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None) -> list[DenseHit]:
         """Nearest chunks by cosine similarity, optionally only among some papers."""
@@ -255,6 +280,7 @@ class Index:
     def _invalidate(self) -> None:
         self._papers = None
         self._lexical = None
+        self._profile = None
 
     def reset(self) -> None:
         """Drop every paper (the collection is recreated empty, for the same model)."""

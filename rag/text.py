@@ -59,8 +59,9 @@ _ABBREVIATIONS = frozenset(
 _TERMINAL = re.compile(r"(?<!\\)[.!?…][\"'”’)\]}*_$]*\s*$")
 _NOT_TERMINAL = re.compile(r"\bet al\.\s*$")
 # A segment opening like this continues the one before: no sentence starts with a lowercase
-# letter or with ",;:)" (pysbd breaks after "resp." and at the "?" of a URL's query string).
-_CONTINUATION = re.compile(r"[a-z,;:)\]]")
+# letter or with ",;:)" or a closing quotation mark (pysbd breaks after "resp.", at the "?" of a URL's
+# query string, and between a full stop and the "”" after it).
+_CONTINUATION = re.compile(r"[a-z,;:)\]”’]")
 # A segment that is only an enumerator, "(2.)" or "3.", opens the sentence after it.
 _ENUMERATOR = re.compile(r"\(?\d{1,2}\.?\)?")
 _SEGMENTER_LOCK = threading.Lock()
@@ -80,6 +81,16 @@ def _glued_break_points(text: str) -> list[int]:
             continue
         points.append(match.end())
     return points
+
+
+# A quotation that ends a sentence and another that opens the next ("... level.” “MoH has ..."):
+# pysbd keeps the two together.
+_QUOTE_BREAK = re.compile(r"[.!?…]”(?:\s*\[[^\]\n]{1,20}\])?\s+(?=“)")
+
+
+def _quote_break_points(text: str) -> list[int]:
+    """Offsets where a new quotation opens after a closed, sentence-ending one."""
+    return [m.end() for m in _QUOTE_BREAK.finditer(text)]
 
 
 def _in_url_like_token(text: str, position: int) -> bool:
@@ -172,7 +183,7 @@ def _ends_sentence(segment: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
-    cuts = sorted({0, *_glued_break_points(text), *_block_break_points(text), len(text)})
+    cuts = sorted({0, *_glued_break_points(text), *_quote_break_points(text), *_block_break_points(text), len(text)})
     spans: list[tuple[int, int]] = []
     for start, end in zip(cuts, cuts[1:]):
         if text[start:end].strip():
@@ -255,22 +266,3 @@ def lexical_similarity(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / math.sqrt(len(terms_a) * len(terms_b))
-
-
-# Words that frame a question rather than say what it is about. MiniLM was trained on
-# statement pairs and scores "Which papers make attention cheaper?" 0.15 against the MoH
-# abstract but "make attention cheaper" 0.41, so the frame is dropped before embedding.
-_FRAME = re.compile(
-    r"\b(which|what|who|whom|whose|where|when|why|how|is|are|was|were|does|do|did|has|have|had|can|could|"
-    r"there|any|anyone|someone|somebody|papers?|works?|studies|study|articles?|approaches|methods|"
-    r"in the (corpus|collection)|in this (corpus|collection)|this corpus|the corpus|the collection|"
-    r"tell me|show me|give me|find|about|and how|and why|please)\b",
-    re.IGNORECASE,
-)
-
-
-def question_focus(question: str) -> str:
-    """The question without its framing words ("Which papers ...", "Is there work on ..."),
-    for embedding; the question itself when nothing would be left."""
-    focus = re.sub(r"\s+", " ", re.sub(r"[?,]", " ", _FRAME.sub(" ", question))).strip(" .")
-    return focus if len(focus.split()) >= 2 else question

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 # No test may reach a network or a user's key.
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERCHAT_BACKEND", "PAPERCHAT_DATA_DIR"):
@@ -87,3 +89,36 @@ def app_index_dir(tmp_path_factory, embeddings):
     st.cache_resource.clear()
     yield data_dir
     st.cache_resource.clear()
+
+
+APP = str(ROOT / "ui" / "app.py")  # AppTest resolves a relative path against this file, not the cwd
+
+
+@pytest.fixture
+def open_app(monkeypatch, app_index_dir):
+    """Start the app on an index dir (the bundled corpus unless told) with extra environment."""
+
+    def start(data_dir=app_index_dir, **env: str) -> AppTest:
+        monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        assert not at.exception
+        return at
+
+    return start
+
+
+def plain(markdown: str) -> str:
+    """What escaped Markdown displays."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception
+    return at
+
+
+def source_labels(message) -> list[str]:
+    return [e.label for e in message.expander if e.label.startswith("[")]

@@ -109,3 +109,37 @@ def test_ask_read_open_a_card_and_export(page):
     assert "## Q: Which papers make attention cheaper" in exported
     assert "[1]" in exported and "Mixture-of-Head" in exported
     (ARTIFACTS / "timings.txt").write_text(f"first text {first_text:.1f} s\ncomplete {complete:.1f} s\n")
+
+
+def _ask(page, question: str, turn: int):
+    asked = time.monotonic()
+    page.get_by_test_id("stChatInputTextArea").fill(question)
+    page.keyboard.press("Enter")
+    answer = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
+    answer.wait_for(timeout=120_000)
+    return answer, asked
+
+
+def test_a_collection_answer_and_a_decline(page):
+    answer, asked = _ask(page, "Which papers are about bandits?", 1)
+    answer.get_by_text("2 papers match").wait_for(timeout=120_000)
+    first_text = time.monotonic() - asked
+    page.wait_for_timeout(800)
+    answer.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "6-collection.png", full_page=True)
+    shown = answer.inner_text()
+    assert "Multi-armed Bandits with Interference" in shown and "[2]" in shown
+
+    answer, _ = _ask(page, "Which paper speeds up sampling of diffusion models with fewer denoising steps?", 2)
+    answer.get_by_text("The indexed papers do not answer this").wait_for(timeout=120_000)
+    page.wait_for_timeout(800)
+    closest = answer.get_by_text("Closest papers").first
+    closest.click()
+    page.wait_for_timeout(600)
+    answer.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "7-decline.png", full_page=True)
+    shown = answer.inner_text()
+    assert "[1]" not in shown.split("Closest papers")[0], "a decline cites nothing"
+    assert "they do not answer this" in shown
+    with (ARTIFACTS / "timings.txt").open("a") as timings:
+        timings.write(f"collection first text {first_text:.1f} s\n")

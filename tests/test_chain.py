@@ -9,9 +9,9 @@ from conftest import SEED_SET
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from rag.chain import Assistant, DoneEvent, SourcesEvent, TokenEvent, condense_by_rule
-from rag.llm import model_backend
-from rag.prompts import load_prompt
+from rag.answering.followup import resolve_by_rule
+from rag.chain import Assistant, DoneEvent, SourcesEvent, TokenEvent
+from rag.llm import ModelBackend
 
 ITEMS = list(map(json.loads, SEED_SET.read_text().splitlines()))
 ANSWERABLE = [q for q in ITEMS if q["type"] in ("lookup", "multi")]
@@ -59,9 +59,9 @@ def test_no_answerable_seed_question_is_refused(assistant):
 @pytest.mark.parametrize("question", ["What is the best recipe for sourdough bread?", "What is the capital of France?"])
 def test_off_topic_question_says_so_and_cites_nothing(assistant, question):
     answer = assistant.ask(question)
-    assert not answer.covered
-    assert answer.text == load_prompt("not_covered")
-    assert answer.citations == ()
+    assert not answer.covered and answer.form in ("not covered", "unclear")
+    assert answer.citations == () and answer.sources == ()
+    assert answer.closest, "a decline offers the closest papers, apart from the answer"
 
 
 def test_summary_cites_the_one_paper(assistant):
@@ -74,7 +74,7 @@ def test_summary_cites_the_one_paper(assistant):
 def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
     reply = "Heads can be routed per token [1]. Another paper does it too [9]."
     fake = GenericFakeChatModel(messages=iter([AIMessage(reply)]))
-    assistant = Assistant(seed_index, seed_index.settings, backend=model_backend("fake", "fake", "test", fake))
+    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend("fake", "fake", "test", fake))
     answer = assistant.ask("Which papers make attention cheaper?")
     assert answer.invalid_citations == (9,)
     assert "[9]" not in answer.text
@@ -83,19 +83,19 @@ def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
 
 def test_a_model_answer_without_citations_is_flagged(seed_index):
     fake = GenericFakeChatModel(messages=iter([AIMessage("Attention can be made cheaper.")]))
-    assistant = Assistant(seed_index, seed_index.settings, backend=model_backend("fake", "fake", "test", fake))
+    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend("fake", "fake", "test", fake))
     assert assistant.ask("Which papers make attention cheaper?").uncited
 
 
 def test_follow_ups_are_rewritten_by_rule(assistant):
     first = assistant.ask("Which papers are about multi-armed bandits?")
     second_title = first.sources[1].paper.display_title
-    assert condense_by_rule("Summarize the second one", [first]) == f'Summarize "{second_title}"'
-    assert second_title in condense_by_rule("compare [1] and [2]", [first])
-    follow = condense_by_rule("what are its main results?", [first])
+    assert resolve_by_rule("Summarize the second one", [first]) == f'Summarize "{second_title}"'
+    assert second_title in resolve_by_rule("compare [1] and [2]", [first])
+    follow = resolve_by_rule("what are its main results?", [first])
     assert follow.startswith("what are its main results?") and "bandits" in follow
-    assert condense_by_rule("What is Flat-LoRA?", [first]) == "What is Flat-LoRA?"
-    assert condense_by_rule("what about it?", []) == "what about it?"
+    assert resolve_by_rule("What is Flat-LoRA?", [first]) == "What is Flat-LoRA?"
+    assert resolve_by_rule("what about it?", []) == "what about it?"
 
 
 def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
@@ -119,15 +119,22 @@ def test_a_summary_request_naming_no_paper_is_answered_as_a_question(assistant):
 
 
 def test_a_title_ending_in_a_period_stays_one_sentence_with_its_quote(embeddings):
+    from rag.answering.answerability import assess
+    from rag.answering.evidence import gather
+    from rag.answering.question import analyze
+    from rag.answering.request import AnswerRequest, Task
     from rag.citations import cited_sentences
     from rag.embeddings import SentenceVectors
-    from rag.extractive import extractive_backend
+    from rag.extractive import ExtractiveBackend
     from rag.records import Paper, Source
 
     paper = Paper(id="sids", title="Sudden infant death syndrome.", abstract=(
         "Sudden infant death syndrome remains the leading cause of death for infants aged one month to one year. "
         "Prone sleeping raises the risk several fold."))
-    backend = extractive_backend(SentenceVectors(embeddings), reason="test")
-    text = "".join(backend.answer.stream({"question": "What causes sudden infant death?", "sources": [Source(number=1, paper=paper, score=1.0)]}))
-    assert text.startswith("**Sudden infant death syndrome**: ")
+    vectors = SentenceVectors(embeddings)
+    analysis = analyze("What causes sudden infant death?")
+    evidence = gather(analysis, [Source(number=1, paper=paper, score=1.0)], vectors)
+    request = AnswerRequest(Task.ANSWER, analysis.cleaned, analysis, evidence, assess(evidence, min_similarity=0.0))
+    text = "".join(ExtractiveBackend(vectors, reason="test").stream(request))
+    assert text.startswith("**Sudden infant death syndrome**: “")
     assert all(s.numbers == (1,) for s in cited_sentences(text))

@@ -65,3 +65,53 @@ def test_a_bad_file_names_its_line_and_indexes_nothing(tmp_path):
 def test_unknown_paper_is_a_clean_error(tmp_path):
     done = run(tmp_path, "summarize", "no such paper anywhere", check=False)
     assert done.returncode == 1 and "no indexed paper" in done.stderr and "Traceback" not in done.stderr
+
+
+# --- answer forms, in the terminal (the seed listing: no titles, LaTeX in its abstracts) ---------
+
+
+def test_a_question_the_corpus_does_not_answer_is_declined_with_the_closest_papers(listing_index):
+    done = run(listing_index, "ask", "Which paper uses LoRA adapters for federated learning across many clients?")
+    assert "do not answer this" in done.stdout and "“federated" in done.stdout
+    assert "Closest papers (they do not answer this)" in done.stdout
+    assert "Sources" not in done.stdout
+
+
+def test_a_partly_covered_result_question_quotes_no_other_number(listing_index):
+    done = run(listing_index, "ask", "What ImageNet top-1 accuracy does MoH reach?")
+    answer, _, rest = done.stdout.partition("Sources")
+    assert "No abstract reports “ImageNet top-1 accuracy”" in answer
+    assert "64.0%" not in answer and "[1]" in answer
+
+
+def test_a_how_answer_is_terminal_text_quoting_the_mechanism(listing_index):
+    done = run(listing_index, "ask", "How does MoH make attention cheaper?")
+    assert "MoH enables each token to select the appropriate attention heads" in done.stdout
+    assert "**" not in done.stdout and "\\(" not in done.stdout  # terminal text, not Markdown source
+    assert "searched for:" in done.stderr and "how" in done.stderr
+
+
+def test_untitled_papers_get_a_name_and_latex_becomes_text(listing_index):
+    done = run(listing_index, "summarize", "DragSolver")
+    assert "[untitled]" not in done.stdout and "$C_d$" not in done.stdout
+    assert "[1] DragSolver" in done.stdout and "(C_d)" in done.stdout
+    problem, method, result = (done.stdout.index(f"{part}:") for part in ("Problem", "Method", "Result"))
+    assert problem < method < result
+    assert "Also retrieved" not in done.stdout
+
+
+def test_a_collection_lists_every_matching_paper(listing_index):
+    done = run(listing_index, "ask", "Which papers are about bandits?", "--json")
+    answer = json.loads(done.stdout)
+    assert answer["form"] == "collection" and len(answer["matches"]) == 2
+    assert answer["analysis"]["type"] == "collection" and answer["analysis"]["terms"][0]["text"] == "bandits"
+    assert {c["number"] for c in answer["citations"]} == {1, 2}
+
+
+def test_a_comparison_prints_a_table_and_exports_it(listing_index, tmp_path):
+    out = tmp_path / "table.csv"
+    done = run(listing_index, "ask", "Compare MoH and Flat-LoRA", "--export", str(out))
+    assert "Reported result" in done.stdout and "| Paper |" not in done.stdout
+    rows = out.read_text().splitlines()
+    assert rows[0] == "Paper,Problem,Method,Data,Reported result" and len(rows) >= 3
+    assert rows[1].startswith("MoH [1],")

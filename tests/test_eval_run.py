@@ -11,17 +11,25 @@ from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant
 from rag.evalsets import load_question_set
-from rag.evaluate import run_eval
+from rag.evaluate import KAPPA_BAR, run_eval
 from rag.judges import SimilarityJudge, make_judge
 from rag.report import PLOTS, list_reports, read_report, write_report
 
 # Quality gate: the seed set (76 questions) on the offline extractive backend. Each bar sits a
-# small margin under the figure measured when it was set (2026-12-02), so a change that makes
-# retrieval, citing or refusing worse fails here.
+# small margin under the figure measured when it was set (2026-12-03), so a change that makes
+# retrieval, citing or declining worse fails here.
 MIN_RECALL_AT_5 = 0.95  # measured 0.984 (60 of 61 answerable questions)
-MIN_GOLD_CITATION_PRECISION = 0.92  # measured 0.954
-MIN_UNANSWERABLE_REFUSED = 0.33  # measured 0.400 (6 of 15): at least 5 must be refused
-MAX_ANSWERABLE_REFUSED = 0.05  # measured 0.0: at most 3 of 61 wrongly refused
+MIN_GOLD_CITATION_PRECISION = 0.93  # measured 0.968
+MIN_UNANSWERABLE_DECLINED = 0.9  # measured 1.000 (15 of 15)
+MAX_ANSWERABLE_REFUSED = 0.04  # measured 0.000: at most 2 of 61 wrongly refused
+# The answer forms, on the report halves of the sets written for them (never tuned on), with
+# the same margins: measured 0.781 declined, 0.750 answering sentence quoted (21 of 28),
+# collections 0.883 precision and 0.873 recall.
+FORM_GATES = {
+    "seed-unanswerable": {"unanswerable_declined": 0.72},
+    "seed-how-result": {"gold_sentence_quoted": 0.7, "answerable_refused": -0.05},
+    "seed-collection": {"collection_precision": 0.83, "collection_recall": 0.82},
+}
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +42,22 @@ def test_quality_gate_on_the_seed_set(seed_report):
     m = seed_report.metrics
     assert m["recall@5"] >= MIN_RECALL_AT_5
     assert m["gold_citation_precision"] >= MIN_GOLD_CITATION_PRECISION
-    assert m["unanswerable_refused"] >= MIN_UNANSWERABLE_REFUSED
+    assert m["unanswerable_declined"] >= MIN_UNANSWERABLE_DECLINED
     assert m["answerable_refused"] <= MAX_ANSWERABLE_REFUSED
+
+
+@pytest.mark.parametrize("name", FORM_GATES)
+def test_quality_gate_on_the_answer_forms(seed_index, name):
+    assistant = Assistant(seed_index, seed_index.settings)
+    report = run_eval(assistant, load_question_set(SEED_SET.parent / f"{name}.jsonl", split="report"), judge=SimilarityJudge(assistant.vectors))
+    for metric, bar in FORM_GATES[name].items():
+        # A negative bar is a ceiling: the metric must stay at or under its size.
+        assert report.metrics[metric] >= bar if bar >= 0 else report.metrics[metric] <= -bar, (metric, report.metrics[metric])
 
 
 def test_the_report_covers_every_item_and_metric(seed_report):
     assert len(seed_report.items) == 76 and seed_report.backend == "extractive"
-    assert seed_report.counts["recall@5"] == 61 and seed_report.counts["unanswerable_refused"] == 15
+    assert seed_report.counts["recall@5"] == 61 and seed_report.counts["unanswerable_declined"] == 15
     # Extractive answers quote their sources, so the citation metrics must see them as supported.
     assert seed_report.metrics["citation_recall"] >= 0.95 and seed_report.metrics["faithfulness"] >= 0.95
     assert set(seed_report.by_type) == {"lookup", "multi", "summary", "unanswerable"}
@@ -93,6 +110,28 @@ def test_the_llm_judge_runs_through_an_openai_compatible_server_and_is_compared(
     assert report.metrics["faithfulness"] == pytest.approx(0.5)
     assert report.metrics["citation_recall"] == pytest.approx(0.5)
     assert report.judge_agreement["pairs"] > 0 and 0 <= report.judge_agreement["agreement"] <= 1
+
+
+def test_an_llm_judge_that_agrees_by_chance_does_not_lead_the_report(seed_index, tmp_path):
+    def lenient(body: dict) -> str:  # a weak model: every statement supported
+        prompt = body["messages"][-1]["content"]
+        if "Is the statement fully supported" in prompt:
+            return "Yes."
+        if "Write the one question" in prompt:
+            return "Which papers use fewer heads?"
+        return "Each token selects its attention heads [1]. It also cures cancer [1]. Sourdough rises [2]."
+
+    settings = seed_index.settings.model_copy(update={"backend": "openai"})
+    with FakeOpenAI(reply=lenient) as server:
+        settings = settings.model_copy(update={"openai_base_url": server.base_url})
+        assistant = Assistant(seed_index, settings)
+        items = load_question_set(SEED_SET).model_copy(update={"items": load_question_set(SEED_SET).items[:3]})
+        report = run_eval(assistant, items, judge=make_judge("auto", assistant.vectors, settings))
+    assert report.judge_agreement["kappa"] < KAPPA_BAR
+    assert "below the bar" in report.judge_note
+    # The headline is the calibrated judge's: the made-up sentences are not supported there.
+    assert report.metrics["faithfulness"] < report.alternative_metrics["faithfulness"] == 1.0
+    assert report.judge_note in (write_report(report, tmp_path) / "report.md").read_text()
 
 
 def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):

@@ -124,3 +124,44 @@ def test_an_uploaded_set_names_the_users_file_in_errors_and_reports():
 def test_a_benchmark_is_scored_deeper_than_a_question_set(tmp_path):
     assert load_question_set(SEED_SET).depth == 10
     assert load_eval_set(_beir(tmp_path / "pets", {"test": "q1\td1\t1\n"})).depth == 100
+
+
+SETS = SEED_SET.parent
+
+
+@pytest.mark.parametrize("name", ["seed-unanswerable", "seed-how-result", "seed-collection", "seed-extra"])
+def test_the_sets_written_for_the_answer_forms_are_valid_and_split(name, seed_index):
+    full = load_question_set(SETS / f"{name}.jsonl")
+    assert missing_gold(full, seed_index) == set()
+    papers = {p.id: p.abstract for p in seed_index.papers.values()}
+    for item in full.items:
+        assert item.split in ("calibration", "report")
+        # A how/result question's answer is a sentence of its gold paper, as written.
+        assert all(any(s in papers[g] for g in item.gold) for s in item.gold_sentences)
+        assert (item.type == "unanswerable") == bool(item.kind)
+    if name != "seed-extra":  # calibration only
+        halves = [load_question_set(SETS / f"{name}.jsonl", split=s) for s in ("calibration", "report")]
+        assert sum(len(h.items) for h in halves) == len(full.items) and all(len(h.items) >= 10 for h in halves)
+        assert halves[1].name == f"{name}-report"
+
+
+def test_the_unanswerable_sets_cover_every_kind_of_unanswerable_request():
+    kinds = [i.kind for n in ("seed-unanswerable", "scale-unanswerable") for i in load_question_set(SETS / f"{n}.jsonl").items]
+    assert len(kinds) >= 60
+    assert set(kinds) == {"out_of_corpus", "false_presupposition", "underspecified", "nonsensical", "beyond_abstracts"}
+
+
+def test_a_set_names_its_corpus_in_its_first_line(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "p", "title": "T", "abstract": "An abstract."}\n')
+    path = tmp_path / "sets" / "over.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"corpus": "../corpus.jsonl"}\n{"id": "q", "question": "q?", "gold": ["p"], "split": "report"}\n')
+    loaded = load_question_set(path)
+    assert loaded.corpus == str(corpus.resolve()) and [i.id for i in loaded.items] == ["q"]
+    with pytest.raises(CorpusError, match="calibration split"):
+        load_question_set(path, split="calibration")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q", "question": "q?", "gold": [], "kind": "rude"}\n')
+    with pytest.raises(RecordError, match="bad.jsonl:1: unknown kind"):
+        load_question_set(bad)

@@ -18,11 +18,13 @@ from rag.evaluate import (
     compare,
     faithfulness,
     gold_citation_scores,
+    declined,
     refused,
+    same_sentence,
     retrieval_scores,
 )
 from rag.judges import LLMJudge, PairedJudge, SimilarityJudge, agreement, make_judge
-from rag.records import Answer, Citation, ItemResult
+from rag.records import Answer, Answerability, Citation, Coverage, ItemResult
 from rag.settings import Settings
 
 
@@ -136,11 +138,12 @@ def test_gold_citation_precision_and_recall():
     assert gold_citation_scores([], ["a"]) == (None, 0.0)
 
 
-def _answer(covered: bool, cited: bool) -> Answer:
+def _answer(covered: bool, cited: bool, coverage: Coverage | None = None) -> Answer:
     citation = Citation(number=1, paper_id="p", title="t", authors=(), citing_sentence="s", support="s", support_score=1.0)
+    coverage = coverage or (Coverage.COVERED if covered else Coverage.NOT_COVERED)
     return Answer(
         question="q", standalone_question="q", text="x", citations=(citation,) if cited else (),
-        sources=(), covered=covered, backend="extractive",
+        sources=(), answerability=Answerability(coverage=coverage), backend="extractive",
     )
 
 
@@ -148,6 +151,33 @@ def test_a_refusal_says_not_covered_and_cites_nothing():
     assert refused(_answer(covered=False, cited=False))
     assert not refused(_answer(covered=True, cited=True))
     assert not refused(_answer(covered=True, cited=False))
+
+
+def test_a_decline_refuses_or_names_what_is_missing():
+    assert declined(_answer(covered=False, cited=False))
+    assert declined(_answer(covered=False, cited=False, coverage=Coverage.UNCLEAR))
+    assert declined(_answer(covered=True, cited=True, coverage=Coverage.PARTLY))
+    assert not declined(_answer(covered=True, cited=True))
+    assert not refused(_answer(covered=True, cited=True, coverage=Coverage.PARTLY))
+
+
+def test_aggregate_reads_declines_as_unanswerable_declined_and_answerable_partial():
+    items = [
+        ItemResult(id="1", question="q", type="lookup", gold=("a",), retrieved=(), scores={"refused": 0.0, "declined": 1.0}),
+        ItemResult(id="2", question="q", type="lookup", gold=("a",), retrieved=(), scores={"refused": 1.0, "declined": 1.0}),
+        ItemResult(id="3", question="q", type="unanswerable", gold=(), retrieved=(), scores={"refused": 0.0, "declined": 1.0}),
+    ]
+    metrics, _ = aggregate(items)
+    assert metrics["answerable_partial"] == 0.5  # the refusal is counted as refused, not as partial
+    assert metrics["answerable_refused"] == 0.5
+    assert metrics["unanswerable_declined"] == 1.0 and metrics["unanswerable_refused"] == 0.0
+
+
+def test_the_gold_sentence_counts_as_quoted_across_latex_and_markup():
+    gold = "MoH outperforms multi-head attention by using only 50%$\\sim$90% of the attention heads."
+    assert same_sentence("MoH outperforms multi-head attention by using only 50%∼90% of the attention heads.", gold)
+    assert same_sentence("Extensive experiments show that " + gold, gold)
+    assert not same_sentence("MoH is a promising alternative to multi-head attention.", gold)
 
 
 def test_aggregate_splits_refusals_by_answerability_and_means_only_where_defined():

@@ -6,7 +6,8 @@ import bibtexparser
 from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from rag.corpus import load_corpus
-from rag.export import bibtex, conversation_markdown, escape_markdown
+from rag.export import bibtex, conversation_markdown
+from rag.markup import escape_markdown
 from rag.records import Answer, Citation, Paper, Source
 
 MOH = Paper(
@@ -73,11 +74,13 @@ def test_conversation_markdown_lists_each_turns_cited_papers():
     assert conversation_markdown([first, second]) == (
         "# PaperChat conversation\n\n"
         "## Q: Which papers make attention cheaper?\n\n"
+        "*answered by: extractive*\n\n"
         "**MoH** routes tokens to fewer heads [1].\n\n"
         "**References**\n\n"
         "[1] Peng Jin, Bo Zhu, Li Yuan, Shuicheng YAN. MoH: Multi-Head Attention as Mixture-of-Head "
         "Attention. ICML 2025. https://icml.cc/virtual/2025/poster/44579\n\n"
         "## Q: And fine-tuning \\*memory\\*?\n\n"
+        "*answered by: extractive*\n\n"
         "Flat-LoRA keeps memory low [1], as does MoH [2].\n\n"
         "**References**\n\n"
         "[1] Tao Li, Zhengbao He. Flat-LoRA: Low-Rank Adaptation over a Flat Loss Landscape. NeurIPS 2024. "
@@ -138,7 +141,7 @@ def test_bibtex_escapes_specials_and_parses_back_to_the_same_text(tmp_path):
         "<script>alert(1)</script> **bold**}"
     )
     assert raw["abstract"].value == (
-        "A back\\textbackslash{}slash, \\{braces\\}, 5\\% \\& \\$x\\_1\\$ \\# \\textasciitilde{} "
+        "A back\\textbackslash{}slash, \\{braces\\}, 5\\% \\& $x_1$ \\# \\textasciitilde{} "
         "and [a link](javascript:alert(1))."
     )
     assert "url" not in raw  # no address, no field
@@ -166,3 +169,12 @@ def _first_last(name: str) -> str:
 
 def test_bibtex_of_nothing_is_empty():
     assert bibtex([]) == ""
+
+
+def test_bibtex_keeps_the_abstracts_latex_and_escapes_the_rest():
+    moh = entries(bibtex([MOH]))["jin2025moh"].fields_dict
+    assert moh["abstract"].value == "We upgrade multi-head attention. MoH uses 50\\%$\\sim$90\\% of the heads."
+    accented = MOH.model_copy(update={"abstract": "The Carath\\'eodory problem, \\textbf{in bold}, costs $5 & 10%."})
+    assert entries(bibtex([accented]))["jin2025moh"].fields_dict["abstract"].value == (
+        "The Carath\\'eodory problem, \\textbf{in bold}, costs \\$5 \\& 10\\%."
+    )

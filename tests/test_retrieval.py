@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import SEED_SET
 
-from rag.records import Filters
+from rag.records import Filters, Paper
 from rag.retrieval import PaperRetriever, reciprocal_rank_fusion, search
 
 LOOKUPS = [q for q in map(json.loads, SEED_SET.read_text().splitlines()) if q["type"] == "lookup"]
@@ -49,3 +49,13 @@ def test_langchain_retriever_returns_one_document_per_paper(seed_index):
     assert len(docs) == 4
     assert docs[0].metadata["title"].startswith("MoH")
     assert docs[0].metadata["source"].number == 1
+
+
+def test_an_author_filter_matches_whole_words_of_a_name():
+    def paper(*authors: str) -> Paper:
+        return Paper(id=f"p{len(authors)}", title="t", abstract="a", authors=authors)
+
+    chen = Filters(author="chen")
+    assert chen.matches(paper("Xilin Chen")) and chen.matches(paper("Zixiang Chen", "Greg Yang"))
+    assert not chen.matches(paper("Wang-Cheng Kang", "Xingcheng Yao"))
+    assert Filters(author="Li Yuan").matches(paper("Peng Jin", "Li Yuan"))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import socket
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, ROOT
+from conftest import PAPERS, ask, plain, source_labels
 from streamlit.testing.v1 import AppTest
 
 from rag.corpus import load_corpus
@@ -17,7 +16,6 @@ from rag.store import Index
 
 pytestmark = pytest.mark.slow
 
-APP = str(ROOT / "ui" / "app.py")  # AppTest resolves a relative path against this file, not the cwd
 ATTENTION = "Which papers make attention cheaper, and how?"
 HOSTILE_TITLE = "<script>alert(1)</script> **bold** Sourdough Fermentation Networks"
 HOSTILE = Paper(
@@ -34,41 +32,11 @@ HOSTILE = Paper(
 
 
 @pytest.fixture
-def open_app(monkeypatch, app_index_dir):
-    """Start the app on an index dir (the bundled corpus unless told) with extra environment."""
-
-    def start(data_dir=app_index_dir, **env: str) -> AppTest:
-        monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        at = AppTest.from_file(APP, default_timeout=120).run()
-        assert not at.exception
-        return at
-
-    return start
-
-
-@pytest.fixture
 def fresh_assistant():
     """For tests that change settings: the process-wide cached Assistant is rebuilt, then dropped."""
     st.cache_resource.clear()
     yield
     st.cache_resource.clear()
-
-
-def plain(markdown: str) -> str:
-    """What escaped Markdown displays."""
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
-def ask(at: AppTest, question: str) -> AppTest:
-    at.chat_input[0].set_value(question).run()
-    assert not at.exception
-    return at
-
-
-def source_labels(message) -> list[str]:
-    return [e.label for e in message.expander if e.label.startswith("[")]
 
 
 def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
@@ -107,7 +75,7 @@ def test_question_streams_a_cited_answer_with_folded_source_cards(open_app):
     assert "Deep Learning · Attention Mechanisms" in card.caption[0].value
     assert card.get("link_button")[0].proto.url.startswith("https://icml.cc/")
     uncited = [e for e in reply.expander if e.label.startswith("Retrieved but not cited")]
-    assert len(uncited) == 1 and len(uncited[0].caption) == 5 - len(labels)
+    assert len(uncited) == 1 and uncited[0].caption, "the near misses are listed apart, not cited"
 
 
 def test_follow_up_is_rewritten_from_history(open_app):
@@ -118,7 +86,7 @@ def test_follow_up_is_rewritten_from_history(open_app):
     assert len(searched) == 1 and "MoH" in searched[0]
     assert source_labels(follow_up)[0].startswith("[1] MoH")
     # The first turn is still drawn, from its stored Answer.
-    assert at.chat_message[1].markdown[0].value.startswith("**MoH")
+    assert "**MoH**: “" in at.chat_message[1].markdown[0].value
 
 
 def test_category_filter_limits_the_sources(open_app):
@@ -146,7 +114,8 @@ def test_corpus_text_is_shown_escaped_never_as_markup(open_app, tmp_path, embedd
     card = at.chat_message[1].expander[0]
     values = [m.value for m in card.markdown] + [c.value for c in card.caption]
     assert "Mallory \\_Evil\\_ Example" in values
-    assert any("See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and \\$x\\$." in v for v in values)
+    # Markup is escaped; math is kept for KaTeX.
+    assert any("See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and $x$." in v for v in values)
     assert not card.get("link_button")  # not an http(s) address: shown as text, not as a link
     assert "<script>" not in at.chat_message[0].markdown[0].value
     assert not any(m.proto.allow_html for m in at.get("markdown") + at.get("caption"))

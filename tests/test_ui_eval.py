@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import streamlit as st
 from conftest import ROOT, SEED_SET
 from streamlit.testing.v1 import AppTest
 
@@ -23,6 +24,9 @@ def evaluate_page(monkeypatch, app_index_dir, reports):
     """The app opened on its default page, then switched to Evaluate; reports go to `reports`."""
     monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(app_index_dir))
     monkeypatch.setenv("PAPERCHAT_REPORTS_DIR", str(reports))
+    # The process's Assistant holds the settings read when it was made, this test's reports dir
+    # included: make it anew.
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=180).run()
     assert not at.exception
     assert at.chat_input  # the chat is the default page

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError
+from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
 from rag.chain import DoneEvent, Event, SourcesEvent, TokenEvent
 from rag.corpus import load_upload
-from rag.export import bibtex, conversation_markdown, escape_markdown, venue_year
+from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text, venue_year
+from rag.markup import escape_markdown, to_markdown
+from rag.records import ComparisonTable, QuestionAnalysis
 from ui.common import load_assistant, show_error
 
 ALL = "All"
@@ -142,41 +144,88 @@ def render_turn(answer: Answer, turn: int) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(answer.question))
     with st.chat_message("assistant"):
-        render_searched_for(answer.question, answer.standalone_question)
+        render_searched_for(answer.question, answer.standalone_question, answer.analysis)
         render_answer(answer, turn)
 
 
-def render_searched_for(question: str, standalone: str) -> None:
-    # Follow-ups are rewritten to stand alone; showing the rewrite explains what was retrieved.
+def render_searched_for(question: str, standalone: str, analysis: QuestionAnalysis | None) -> None:
+    """What was searched: the rewritten follow-up, and how the question was read (type, key
+    terms, the filters it states)."""
+    parts = []
     if standalone != question:
-        st.caption(f"Searched for: {escape_markdown(standalone)}")
+        parts.append(standalone)
+    if analysis is not None:
+        parts.append(analysis.summary_line)
+    if parts:
+        st.caption("Searched for: " + escape_markdown(" · ".join(parts)))
 
 
 def render_answer(answer: Answer, turn: int) -> None:
-    # Answer text is Markdown written by our backends (bold titles, [n] markers).
+    # Answer text is Markdown written by our backends (bold titles, [n] markers, a table).
     st.markdown(answer.text)
+    if answer.note:
+        st.info(escape_markdown(answer.note), icon=":material/info:")
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        st.warning(f"Removed citations to sources that were not retrieved: {numbers}")
+        st.warning(f"Held back citations to sources that were not retrieved: {numbers}")
+    if answer.unsupported:
+        numbers = ", ".join(dict.fromkeys(f"[{c.number}]" for c in answer.unsupported))
+        st.warning(f"Citations marked *(unsupported)* name a paper whose abstract does not support the claim: {numbers}")
     if answer.covered and answer.uncited:
         st.warning("This answer cites no source: treat it as unsupported.")
+    if answer.table is not None:
+        render_table_downloads(answer.table, turn)
     render_sources(answer, turn)
 
 
+def render_table_downloads(table: ComparisonTable, turn: int) -> None:
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button(
+        "Table (CSV)", table_csv(table), file_name="comparison.csv", mime="text/csv",
+        key=f"table-csv-{turn}", icon=":material/download:",
+    )
+    right.download_button(
+        "Table (Markdown)", table_markdown_text(table), file_name="comparison.md", mime="text/markdown",
+        key=f"table-md-{turn}", icon=":material/download:",
+    )
+
+
 def render_sources(answer: Answer, turn: int) -> None:
-    """A folded card per cited paper, then the papers retrieved but not cited, together."""
+    """A folded card per cited paper; a collection's further matches; the closest papers of a
+    decline; then the papers retrieved but not cited, together."""
     cited = {s.number for s in answer.cited_sources}
     for source in answer.cited_sources:
-        supports = dict.fromkeys(c.support for c in answer.citations if c.number == source.number and c.support)
-        with st.expander(f"[{source.number}] {escape_markdown(source.paper.display_title)}"):
-            render_paper(source.paper, list(supports), key=f"summarize-{turn}-{source.number}")
-    others = [s for s in answer.sources if s.number not in cited]
-    if others:
+        citations = [c for c in answer.citations if c.number == source.number and c.support]
+        supports = dict.fromkeys(c.support for c in citations if c.supported)
+        unsupported = dict.fromkeys(c.citing_sentence for c in citations if not c.supported)
+        with st.expander(f"[{source.number}] {title_markdown(source.paper)}"):
+            render_paper(source.paper, list(supports), key=f"summarize-{turn}-{source.number}", unsupported=list(unsupported))
+    matched = {m.number: m for m in answer.matches}
+    more = [s for s in answer.sources if s.number in matched and s.number not in cited]
+    if more:
+        with st.expander(f"All {len(matched)} matching papers ({len(more)} more than shown)"):
+            for source in [s for s in answer.sources if s.number in matched]:
+                st.markdown(f"[{source.number}] **{title_markdown(source.paper)}**")
+                st.caption(to_markdown(matched[source.number].sentence))
+    if answer.closest:
+        with st.expander(f"Closest papers: they do not answer this ({len(answer.closest)})"):
+            render_paper_list(answer.closest)
+    others = [s for s in answer.sources if s.number not in cited and s.number not in matched]
+    if others and answer.form != "summary":
         with st.expander(f"Retrieved but not cited ({len(others)})"):
-            for source in others:
-                st.markdown(f"[{source.number}] {escape_markdown(source.paper.display_title)}")
-                byline = " — ".join(x for x in (source.paper.author_line, placement(source.paper)) if x)
-                st.caption(escape_markdown(byline))
+            render_paper_list(others)
+
+
+def render_paper_list(sources: Sequence[Source]) -> None:
+    for source in sources:
+        st.markdown(f"[{source.number}] {title_markdown(source.paper)}")
+        byline = " — ".join(x for x in (source.paper.author_line, placement(source.paper)) if x)
+        st.caption(escape_markdown(byline))
+
+
+def title_markdown(paper: Paper) -> str:
+    """The paper's title with its math rendered (KaTeX); an untitled paper's display name."""
+    return to_markdown(paper.title) if paper.title else escape_markdown(paper.display_title)
 
 
 def placement(paper: Paper) -> str:
@@ -184,7 +233,7 @@ def placement(paper: Paper) -> str:
     return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
-def render_paper(paper: Paper, supports: Sequence[str], *, key: str) -> None:
+def render_paper(paper: Paper, supports: Sequence[str], *, key: str, unsupported: Sequence[str] = ()) -> None:
     st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
     if placement(paper):
         st.caption(escape_markdown(placement(paper)))
@@ -195,9 +244,11 @@ def render_paper(paper: Paper, supports: Sequence[str], *, key: str) -> None:
     if supports:
         st.markdown("**Supporting sentence**" if len(supports) == 1 else "**Supporting sentences**")
         for sentence in supports:
-            st.markdown(f":orange-background[{escape_markdown(sentence)}]")
+            st.markdown(f":orange-background[{to_markdown(sentence)}]")
+    for claim in unsupported:
+        st.error(f"This paper's abstract does not support the claim “{escape_markdown(claim)}”.", icon=":material/block:")
     st.markdown("**Abstract**")
-    st.markdown(escape_markdown(paper.abstract))
+    st.markdown(to_markdown(paper.abstract))
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
     st.button("Summarize this paper", key=key, on_click=ask_next, args=(summary,))
 
@@ -216,7 +267,7 @@ def answer_live(
                 events = assistant.stream(request.text, history=history, filters=filters, k=k)
             with st.spinner("Searching the papers…"):
                 sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
-            render_searched_for(request.text, sources.standalone_question)
+            render_searched_for(request.text, sources.standalone_question, sources.analysis)
             stream = AnswerStream(events)
             st.write_stream(stream.tokens())
         except PaperChatError as error:

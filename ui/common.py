@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag import Assistant, Index, PaperChatError, Settings
-from rag.export import escape_markdown
+from rag.markup import escape_markdown
 
 
 @st.cache_resource(show_spinner="Loading the index and the embedding model…")

@@ -1,43 +1,31 @@
 """PaperChat's Evaluate page: the answer-quality evaluation of `paperchat eval`, from the browser.
 
-Presentation only: `rag.evalsets` reads the set and finds its index, `rag.evaluate.run_eval` asks
-and scores, `rag.report` writes the run's folder and reads it back. The page draws a report from
+Presentation only: `rag.evalrun.evaluate` runs the set as `paperchat eval` does (index, judge,
+`run_eval`, the report's folder under `Settings.reports_dir`), and `rag.report` reads it back. The page draws a report from
 its folder, so a run just made and a past one look the same.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from rag import Assistant, PaperChatError
-from rag.evalsets import eval_index, load_eval_set, load_upload, missing_gold
-from rag.evaluate import LOWER_IS_BETTER, compare, run_eval
-from rag.export import escape_markdown
-from rag.judges import make_judge
+from rag.evalrun import Run, evaluate
+from rag.evalsets import load_eval_set, load_upload
+from rag.evaluate import LOWER_IS_BETTER, compare
+from rag.markup import escape_markdown
 from rag.records import EvalReport, EvalSet
-from rag.report import PLOTS, list_reports, read_report, write_report
-from rag.retrieval import RETRIEVERS, with_retriever
+from rag.report import PLOTS, list_reports, read_report
+from rag.retrieval import RETRIEVERS
 from ui.common import load_assistant, show_error
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ROOT / "eval" / "sets"
-# Another folder for runs than the repository's (the tests keep theirs in a temporary one).
-REPORTS = Path(os.environ.get("PAPERCHAT_REPORTS_DIR") or ROOT / "eval" / "reports")
 UPLOAD = "Upload a question set…"
 MAX_K = 50  # as `paperchat eval --k`
-
-
-@dataclass(frozen=True)
-class Run:
-    """The last run of this session: its folder, and a warning when the index lacks gold papers."""
-
-    folder: Path
-    warning: str = ""
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -70,45 +58,29 @@ def run_form(assistant: Assistant) -> None:
         return
     try:
         eval_set = load_upload(upload.name, upload.getvalue()) if upload else load_eval_set(sets[choice])
-        st.session_state.eval_run = evaluate(
+        st.session_state.eval_run = run_set(
             assistant, eval_set, k=k, retriever=retriever, answers=not ranking_only, limit=limit
         )
     except PaperChatError as error:
         show_error(error)
 
 
-def evaluate(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, answers: bool, limit: int | None) -> Run:
-    """As `paperchat eval` does, writing the report under REPORTS."""
+def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, answers: bool, limit: int | None) -> Run:
+    """As `paperchat eval` does (`rag.evalrun.evaluate`), with the chat's index, model and backend."""
     with st.status(f"Evaluating {escape_markdown(eval_set.name)}…", expanded=True) as status:
         bar = st.progress(0.0)
 
         def progress(what: str):
             return lambda done, total: bar.progress(done / total if total else 1.0, text=f"{what} {done}/{total}")
 
-        settings = with_retriever(assistant.settings, retriever)
-        # The chat's index, embedding model and backend serve every run: no second model loads.
-        index = eval_index(
-            eval_set, settings, index=assistant.index, embeddings=assistant.index.embeddings,
-            progress=progress(f"Indexing {eval_set.name}"),
+        run = evaluate(
+            eval_set, assistant.settings, assistant=assistant, retriever=retriever, answers=answers, k=k,
+            limit=limit, indexing=progress(f"Indexing {eval_set.name}"), asking=progress("Asking"),
         )
-        runner = (
-            assistant if index is assistant.index and retriever == "hybrid"
-            else Assistant(index, settings, backend=assistant.backend)
-        )
-        judge = make_judge("auto", runner.vectors, settings) if answers else None
-        report = run_eval(
-            runner, eval_set, judge=judge, k=k, depth=eval_set.depth,
-            answers=answers, retriever=retriever, limit=limit, progress=progress("Asking"),
-        )
-        bar.progress(1.0, text="Writing the report and its plots…")
-        folder = write_report(report, REPORTS)
         status.update(
-            label=f"{escape_markdown(eval_set.name)}: {len(report.items)} questions", state="complete", expanded=False
+            label=f"{escape_markdown(eval_set.name)}: {len(run.report.items)} questions", state="complete", expanded=False
         )
-    missing = missing_gold(eval_set, index)
-    if missing:
-        return Run(folder, f"{len(missing)} gold papers of {eval_set.name} are not in the index at {index.path}")
-    return Run(folder)
+    return run
 
 
 # --- reports ----------------------------------------------------------------------------------
@@ -134,6 +106,8 @@ def render_report(folder: Path, *, key: str) -> None:
         f"judge {report.judge or 'none (ranking only)'} · retriever {report.retriever} · "
         f"answers see {report.k} papers, rankings scored {report.depth} deep · {report.created}"
     ))
+    if report.judge_note:
+        st.warning(escape_markdown(report.judge_note))
     st.dataframe(
         [
             {"metric": f"{m} (lower is better)" if m in LOWER_IS_BETTER else m, "value": v, "items": report.counts[m]}
@@ -182,9 +156,10 @@ def render_report(folder: Path, *, key: str) -> None:
 
 def past_reports() -> None:
     st.header("Past reports")
-    folders = list_reports(REPORTS)
+    reports = load_assistant().settings.reports_dir
+    folders = list_reports(reports)
     if not folders:
-        st.caption(escape_markdown(f"No reports under {REPORTS} yet."))
+        st.caption(escape_markdown(f"No reports under {reports} yet."))
         return
     names = {f.name: f for f in folders}
     shown = st.selectbox("View a report", names, index=None, placeholder="Choose a report")
@@ -234,8 +209,8 @@ def main() -> None:
     run_form(assistant)
     run: Run | None = st.session_state.get("eval_run")
     if run is not None:
-        if run.warning:
-            st.warning(escape_markdown(run.warning))
+        if run.missing_gold:
+            st.warning(escape_markdown(f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_path}"))
         render_report(run.folder, key="run")
     past_reports()
 

@@ -1,0 +1,1 @@
+"""The step from retrieved abstracts to an answer: question, evidence, answerability, answer forms."""

@@ -1,0 +1,192 @@
+"""Corpus text written into each format it is shown in: Markdown, terminal text, BibTeX. Pure text.
+
+Corpus text (titles, names, abstracts) is data, never markup: it is escaped for the format it is
+written into, so a title like "<script>" or "**bold**" reads as written wherever it is shown
+(`escape_markdown`). It keeps its LaTeX as written ("50%$\\sim$90%", "$\\tilde O(\\sqrt T)$");
+where it is shown, that becomes what the place can show:
+
+- `to_plain`: Unicode text for the terminal, quotes in answers and the Markdown export
+  ("50%∼90%", "Õ(√(T))"), by pylatexenc;
+- `to_markdown`: Markdown for the app, math kept as ``$...$`` for KaTeX, everything else escaped;
+- `to_bibtex`: a BibTeX field value that keeps valid LaTeX as LaTeX and escapes the rest.
+
+Text without a "$" or a backslash is returned unchanged by all three (escaped where asked), so a
+price such as "$5" in an abstract without math is never taken for math.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
+__all__ = ["escape_markdown", "has_latex", "math_spans", "styled_segments", "to_bibtex", "to_markdown", "to_plain"]
+
+# Inline math as Pandoc reads it: no space just inside the dollars, no digit right after the
+# closing one ("costs $5 and $10" is no math), unless it holds a command ("50%$\\sim$90%").
+# Display math "$$...$$" too.
+_MATH = re.compile(r"\$\$.+?\$\$|\$(?=\S)[^$\n]*?\\[A-Za-z]+[^$\n]*?\$|\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)", re.DOTALL)
+# A LaTeX command ("\textbf", "\sim") or an accent ("\'e", "\"u").
+_COMMAND = re.compile(r"\\(?:[A-Za-z]+|['\"`^~=.])")
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
+_SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")
+
+
+def has_latex(text: str) -> bool:
+    return bool(_MATH.search(text) or _COMMAND.search(text))
+
+
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every inline or display math span, dollars included."""
+    return [m.span() for m in _MATH.finditer(text)]
+
+
+@lru_cache(maxsize=1)
+def _converter() -> LatexNodes2Text:
+    context = get_default_latex_context_db()
+    # A \url{...} is its address, as bibtexparser reads it.
+    context.add_context_category("paperchat", prepend=True, macros=[MacroTextSpec("url", simplify_repl="%s")])
+    return LatexNodes2Text(latex_context=context, math_mode="text", strict_latex_spaces=True)
+
+
+@lru_cache(maxsize=8192)
+def to_plain(text: str) -> str:
+    """`text` with its LaTeX turned into Unicode; unchanged when it has none."""
+    if not has_latex(text):
+        return text
+    # In an abstract a bare "%" is a percent sign; LaTeX would read it as a comment.
+    source = _BARE_PERCENT.sub(r"\\%", text)
+    try:
+        plain = _converter().latex_to_text(source)
+    except Exception:  # pylatexenc is lenient; a parse it cannot make leaves the text as written
+        return text
+    return _SPACES.sub(lambda m: " " if "\n" in m.group() or len(m.group()) > 1 else m.group(), plain).strip()
+
+
+# Characters that start Markdown (CommonMark + GFM) anywhere in a line, "$" (Streamlit renders
+# $...$ as math), "&" (HTML entities) and a ":" before a letter (Streamlit's ":red[...]" directives
+# and ":emoji:" codes). Backslash-escaping ASCII punctuation is always allowed in CommonMark, so an
+# escape never shows.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]()<>#$~|&]|:(?=[A-Za-z]))")
+# List and setext-heading markers only count at the start of a line; "-" and "." elsewhere are
+# left alone so titles like "Multi-Head" stay readable in an exported file.
+_MARKDOWN_BULLET = re.compile(r"^(\s*)([-+=])", re.MULTILINE)
+_MARKDOWN_ORDERED = re.compile(r"^(\s*\d+)\.", re.MULTILINE)
+
+
+def escape_markdown(text: str) -> str:
+    """`text` as Markdown that renders as exactly this text."""
+    text = _MARKDOWN_INLINE.sub(r"\\\1", text)
+    text = _MARKDOWN_BULLET.sub(r"\1\\\2", text)
+    return _MARKDOWN_ORDERED.sub(r"\1\\.", text)
+
+
+def to_markdown(text: str) -> str:
+    """Markdown that shows `text` as written, its math rendered by KaTeX (Streamlit's ``$...$``).
+
+    Text outside math is escaped and its LaTeX commands ("\\textbf{...}", "\\'e") turned into
+    Unicode; math spans are passed through for KaTeX.
+    """
+    out: list[str] = []
+    cursor = 0
+    for start, end in math_spans(text):
+        out.append(escape_markdown(to_plain(text[cursor:start])))
+        out.append(text[start:end])
+        cursor = end
+    out.append(escape_markdown(to_plain(text[cursor:])))
+    return "".join(out)
+
+
+_BIBTEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_BIBTEX_SPECIAL_RE = re.compile("[" + re.escape("".join(_BIBTEX_SPECIAL)) + "]")
+# Text-mode LaTeX that abstracts use and BibTeX readers decode: kept as written outside math.
+# ("\textbf{...}" keeps its braces, which are balanced by the check in to_bibtex.)
+_TEXT_COMMAND = re.compile(r"\\(?:textbf|textit|emph|texttt|textsc|textrm|underline)\{[^{}]*\}|\\['\"`^=.][A-Za-z]|\\[~][A-Za-z]")
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for i, char in enumerate(text):
+        if char in "{}" and i and text[i - 1] == "\\":
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _escape_text(text: str) -> str:
+    """Plain text escaped for BibTeX, text-mode commands ("\\'e", "\\textbf{..}") kept."""
+    out, cursor = [], 0
+    for match in _TEXT_COMMAND.finditer(text):
+        out.append(_BIBTEX_SPECIAL_RE.sub(lambda m: _BIBTEX_SPECIAL[m.group()], text[cursor : match.start()]))
+        out.append(match.group())
+        cursor = match.end()
+    out.append(_BIBTEX_SPECIAL_RE.sub(lambda m: _BIBTEX_SPECIAL[m.group()], text[cursor:]))
+    return "".join(out)
+
+
+def to_bibtex(text: str) -> str:
+    """`text` as a BibTeX field value that LaTeX prints as the source meant it.
+
+    Math spans ("$\\sim$") stay LaTeX, as do text-mode commands ("\\'e", "\\textbf{...}");
+    everything else is escaped character by character, so it prints as written. Math whose
+    braces do not balance is escaped too, since BibTeX could not read the field otherwise.
+    """
+    out: list[str] = []
+    cursor = 0
+    for start, end in math_spans(text):
+        math = text[start:end]
+        out.append(_escape_text(text[cursor:start]))
+        out.append(math if _balanced(math) else _escape_text(math))
+        cursor = end
+    out.append(_escape_text(text[cursor:]))
+    return "".join(out)
+
+
+_INLINE_MARK = re.compile(r"\\(.)|\*\*|\*(?=\S)|(?<=\S)\*")
+
+
+def styled_segments(markdown: str) -> list[tuple[str, str]]:
+    """Our answers' inline Markdown as (text, style) pieces for a terminal: "bold", "italic" or "".
+
+    Only what answers use: backslash escapes become the character, ``**`` bold and ``*``
+    italic; anything else is text as written.
+    """
+    segments: list[tuple[str, str]] = []
+    bold = italic = False
+    cursor = 0
+    buffer = ""
+
+    def flush() -> None:
+        nonlocal buffer
+        if buffer:
+            segments.append((buffer, "bold" if bold else "italic" if italic else ""))
+            buffer = ""
+
+    for match in _INLINE_MARK.finditer(markdown):
+        buffer += markdown[cursor : match.start()]
+        cursor = match.end()
+        if match.group(1) is not None:
+            buffer += match.group(1)
+            continue
+        flush()
+        if match.group() == "**":
+            bold = not bold
+        else:
+            italic = not italic
+    buffer += markdown[cursor:]
+    flush()
+    return segments

@@ -1,0 +1,39 @@
+"""LaTeX and Markdown for each place text is shown; short names for papers."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import PAPERS
+
+from rag.markup import styled_segments, to_markdown, to_plain
+from rag.naming import method_name, short_name
+from rag.records import Paper
+
+
+def test_latex_becomes_plain_text_and_stays_math_for_katex():
+    assert to_plain("MoH uses only 50%$\\sim$90% of the heads") == "MoH uses only 50%∼90% of the heads"
+    assert to_plain("regret is $\\tilde O(\\sqrt T)$, and") == "regret is Õ(√(T)), and"
+    assert to_plain("the Carath\\'eodory problem") == "the Carathéodory problem"
+    assert to_plain("costs $5 and 10% more") == "costs $5 and 10% more"  # no LaTeX: unchanged
+    assert to_markdown("50%$\\sim$90% of **heads** <b>") == "50%$\\sim$90% of \\*\\*heads\\*\\* \\<b\\>"
+    assert to_markdown("costs $5 and $10") == "costs \\$5 and \\$10"
+
+
+def test_answers_markdown_becomes_terminal_styles():
+    assert styled_segments("**MoH**: “a \\(b\\)” [1] *(unsupported)*") == [
+        ("MoH", "bold"), (": “a (b)” [1] ", ""), ("(unsupported)", "italic"),
+    ]
+
+
+def test_papers_are_named_as_researchers_name_them():
+    papers = {json.loads(line)["id"]: json.loads(line) for line in PAPERS.read_text().splitlines()}
+    moh, drag = papers["site_85ad8ae8b1"], papers["site_b200b23c9b"]
+    assert short_name(moh["title"], moh["abstract"], moh["authors"]) == "MoH"
+    # Untitled, as in the seed listing: the method the abstract introduces, else the first author.
+    assert short_name("", moh["abstract"], moh["authors"]) == "MoH"
+    assert short_name("", drag["abstract"], drag["authors"]) == "DragSolver"
+    assert short_name("", "We study a model of matrix queries.", ["Raphael Meyer", "W. S.", "David Woodruff"]) == "Meyer et al."
+    assert method_name("This paper studies a pure exploration problem.") == ""
+    untitled = Paper(id="x", abstract=drag["abstract"], authors=tuple(drag["authors"]))
+    assert untitled.display_title == "DragSolver" and "[untitled]" not in untitled.display_title
