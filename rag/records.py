@@ -171,6 +171,9 @@ class QuestionAnalysis(Record):
     filters: Filters = Filters()
     named_papers: tuple[str, ...] = ()
     about_selection: bool = False  # "these papers", "them": the papers the filters leave
+    # A statement, not a question: a claim to check, a title, keywords. It states more detail
+    # than any abstract words the same way.
+    statement: bool = False
 
     @property
     def measures(self) -> tuple[KeyTerm, ...]:

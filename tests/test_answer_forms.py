@@ -35,6 +35,13 @@ def test_what_the_corpus_does_not_answer_is_declined_without_a_citation(assistan
     assert answer.form == coverage.value and answer.text
 
 
+def test_a_claim_worded_unlike_its_abstract_is_answered_and_a_far_one_declined(assistant):
+    claim = assistant.ask("Letting every token choose which attention heads it uses makes inference cheaper.")
+    assert claim.analysis.statement and claim.covered and claim.cited_sources[0].paper.short_name == "MoH"
+    far = assistant.ask("Chloroquine taken weekly causes retinal toxicity after five years.")
+    assert far.answerability.coverage == Coverage.NOT_COVERED and far.citations == ()
+
+
 def test_a_decline_names_what_no_abstract_mentions(assistant):
     answer = assistant.ask("Which papers study federated learning with differential privacy guarantees?")
     assert not answer.covered and "federated" in answer.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answering.followup import acceptable_rewrite
-from rag.answering.question import CorpusProfile, analyze, clean_question
+from rag.answering.question import CorpusProfile, analyze, clean_question, is_statement
 from rag.records import QuestionType
 
 PROFILE = CorpusProfile(
@@ -104,6 +104,15 @@ def test_alternatives_share_a_group_and_repeated_words_are_required():
     assert by_text["Sanskrit"].group != by_text["sandhi"].group
 
 
+def test_a_hyphenated_compound_is_as_rare_as_its_rarest_part():
+    def weight(life_papers: int) -> float:
+        profile = CorpusProfile(papers=100, document_frequency={"cycl": 1, "life": life_papers})
+        return next(t.weight for t in analyze("Which paper predicts cycle-life?", profile).terms if t.text == "cycle-life")
+
+    # Few papers say "cycle", so few say "cycle-life", however many say "life".
+    assert weight(90) == weight(1)
+
+
 def test_a_category_name_is_one_term_met_as_written():
     analysis = analyze("Which papers sit in the Large Language Models track?", PROFILE)
     assert "Large Language Models" in [t.text for t in analysis.terms if t.entity]
@@ -121,3 +130,18 @@ def test_a_models_rewrite_is_kept_only_when_it_is_a_plausible_question():
     assert not acceptable_rewrite("Assistant: protein variants are optimized", "and its results?", [])
     assert not acceptable_rewrite("word " * 80, "and its results?", [])
     assert not acceptable_rewrite("", "and its results?", [])
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("0-dimensional biomaterials lack inductive properties.", True),
+        ("Multi-armed Bandits with Interference", True),
+        ("How does MoH work?", False),
+        ("MoH: how does it work", False),
+        ("papers on bandits", False),
+        ("Summarize MoH", False),
+    ],
+)
+def test_a_claim_or_a_title_is_a_statement_not_a_question(text, statement):
+    assert is_statement(text) == statement

@@ -177,6 +177,21 @@ _YES_NO = re.compile(r"^\s*(is|are|does|do|did|can|could|has|have|was|were|shoul
 _SELECTION = re.compile(r"\b(these|those|the selected|the filtered|them|they)\b( papers| works| ones)?", re.I)
 
 
+# How a question or a request opens; a text that neither opens so nor has a question mark is a
+# statement ("0-dimensional biomaterials lack inductive properties.", a title, keywords).
+_ASKING = re.compile(
+    r"^\W*(who|whom|whose|what|what's|which|when|where|why|how|is|are|was|were|do|does|did|can|could|should|"
+    r"would|will|has|have|had|may|might|list|show|find|give|name|tell|compare|contrast|summari[sz]e|sum|explain|"
+    r"describe|enumerate|make|build|draw|tabulate|search|look|papers|works|any|anything|please)\b",
+    re.IGNORECASE,
+)
+
+
+def is_statement(text: str) -> bool:
+    # Each clause counts: "MoH: how does it work" asks.
+    return "?" not in text and not any(_ASKING.search(clause) for clause in re.split(r"[:;,]", text))
+
+
 def question_type(text: str, *, names_measure: bool = False) -> tuple[QuestionType, bool]:
     """The question's type, and whether it also asks how (a collection "..., and how?").
 
@@ -498,7 +513,11 @@ def key_terms(text: str, profile: CorpusProfile) -> tuple[tuple[KeyTerm, ...], t
             # A capitalised word of the corpus's categories ("Theory", "Applications") is metadata
             # the question filters by, however common the word.
             specificity = max(specificity, CATEGORY_WEIGHT)
-        return specificity * (0.3 + 0.7 * min(profile.idf(s) for s in stems))
+        # A compound is as rare in the corpus as its rarest part ("fast-charging", "cycle-life"):
+        # the papers that have it are among those that have that part. A plain word's stems are
+        # variants of one word, and the commonest stands for it.
+        rarity = max if "-" in word else min
+        return specificity * (0.3 + 0.7 * rarity(profile.idf(s) for s in stems))
 
     repeated = {stems for stems, n in Counter(term_stems(_POSSESSIVE.sub("", m.group())) for run in runs for m in run).items() if n > 1}
     spare_group = max(groups, default=0) + 1
@@ -576,4 +595,5 @@ def analyze(question: str, profile: CorpusProfile = CorpusProfile()) -> Question
         named_papers=_named_papers(search_text, profile.names),
         # "these papers", or a question all of whose content is a filter ("papers by Yuan").
         about_selection=bool(_SELECTION.search(search_text)) or (filters.active and not terms),
+        statement=is_statement(cleaned),
     )
