@@ -104,7 +104,7 @@ def _filter_options(f):
         [
             click.option("--category", help="Only papers whose category contains this."),
             click.option("--venue", help="Only papers whose venue contains this."),
-            click.option("--author", help="Only papers with an author whose name contains this."),
+            click.option("--author", help="Only papers with an author whose name has these words (\"Chen\", \"Li Yuan\")."),
             click.option("--year-from", type=int, help="Only papers from this year on."),
             click.option("--year-to", type=int, help="Only papers up to this year."),
         ]

@@ -77,7 +77,7 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         first, last = min(stats.years, default=None), max(stats.years, default=None)
         # A slider needs two distinct ends; with one year there is nothing to filter by.
         low, high = st.slider("Years", first, last, (first, last)) if first != last else (first, last)
-        author = st.text_input("Author", placeholder="any part of a name")
+        author = st.text_input("Author", placeholder="a name, or a word of one")
         k = st.slider("Papers to retrieve", 1, MAX_K, min(assistant.settings.k, MAX_K))
 
         upload(assistant.index)
