@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag.answering.answerability import Bars, assess  # noqa: E402
 from rag.answering.collection import CollectionBars, find_matches  # noqa: E402
-from rag.chain import Assistant  # noqa: E402
+from rag.chain import Assistant, about_selection  # noqa: E402
 from rag.corpus import load_corpus  # noqa: E402
 from rag.evalsets import eval_index, load_question_set  # noqa: E402
 from rag.records import Coverage, QuestionType  # noqa: E402
@@ -56,7 +56,7 @@ def outcome(rows, bars: Bars, collection: CollectionBars, min_similarity: float)
     precision: list[float] = []
     recall: list[float] = []
     for name, item, analysis, scope, evidence in rows:
-        selection = scope.active and analysis.about_selection
+        selection = about_selection(analysis, scope)
         verdict = assess(evidence, min_similarity=min_similarity, bars=bars, selection=selection)
         if item.answerable:
             answerable += 1

@@ -37,7 +37,7 @@ from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
 
-__all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "TokenEvent"]
+__all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "TokenEvent", "about_selection"]
 
 # Papers shown beside a decline as the closest, which do not answer the question.
 _CLOSEST = 3
@@ -71,6 +71,12 @@ def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
     """The filters set in the UI or on the command line, with those the question states added."""
     base = chosen or Filters()
     return base.model_copy(update={k: v for k, v in stated.model_dump().items() if v not in (None, "")})
+
+
+def about_selection(analysis: QuestionAnalysis, scope: Filters) -> bool:
+    """Whether the question is about the papers the filters leave ("What do these papers
+    propose?", "papers by Yuan"): each of them answers it."""
+    return scope.active and analysis.about_selection
 
 
 def _numbered(sources: Sequence[Source]) -> list[Source]:
@@ -119,12 +125,11 @@ class Assistant:
         analysis = analyze(standalone, self.index.profile())
         scope = merge_filters(filters, analysis.filters)
         k = k or self.settings.k
-        deep = analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)
-        if deep or (scope.active and analysis.about_selection):
+        selection = about_selection(analysis, scope)
+        if selection or analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON):
             k = max(k, self.settings.collection_depth)
         sources = search(self.index, analysis.search_text, self.settings, k=k, filters=scope, focus=analysis.focus)
         evidence = gather(analysis, sources, self.vectors)
-        selection = scope.active and analysis.about_selection
         answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
         return analysis, scope, evidence, answerability
 
@@ -148,7 +153,7 @@ class Assistant:
         clock = time.perf_counter()
         analysis, scope, evidence, answerability = self.prepare(standalone, filters=filters, k=k)
         timings["retrieve"] = time.perf_counter() - clock
-        planned = plan(evidence, answerability, k=k or self.settings.k, selection=scope.active and analysis.about_selection)
+        planned = plan(evidence, answerability, k=k or self.settings.k, selection=about_selection(analysis, scope))
         request = AnswerRequest(
             task=planned.task, question=standalone, analysis=analysis, evidence=planned.evidence,
             answerability=planned.answerability, history=tuple(history), matches=planned.matches, table=planned.table,

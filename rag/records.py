@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from enum import StrEnum
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -95,6 +96,12 @@ class Chunk(Record):
     text: str
 
 
+@lru_cache(maxsize=64)
+def _name_words(name: str) -> re.Pattern[str]:
+    """A name as whole words of an author's name, any case."""
+    return re.compile(rf"(?<!\w){re.escape(name.strip())}(?!\w)", re.IGNORECASE)
+
+
 class Filters(Record):
     """Metadata filters, case-insensitive: category and venue by substring; an author by whole
     words of a name ("Chen" is Xilin Chen, not Cheng or Xingcheng)."""
@@ -125,8 +132,7 @@ class Filters(Record):
 
         if not has(self.category, paper.category) or not has(self.venue, paper.venue):
             return False
-        author = re.compile(rf"(?<!\w){re.escape(self.author.strip())}(?!\w)", re.IGNORECASE) if self.author else None
-        if author and not any(author.search(a) for a in paper.authors):
+        if self.author and not any(_name_words(self.author).search(a) for a in paper.authors):
             return False
         if self.year_min is not None and (paper.year is None or paper.year < self.year_min):
             return False

@@ -107,9 +107,6 @@ class Evidence:
     def paper(self, number: int) -> PaperEvidence:
         return next(p for p in self.papers if p.number == number)
 
-    def met_anywhere(self) -> set[int]:
-        return {i for p in self.papers for i in p.met}
-
     def renumbered(self, first: Sequence[int]) -> Evidence:
         """The same evidence with the papers numbered `first` moved to the front, all renumbered 1..n."""
         order = [n for n in first] + [p.number for p in self.papers if p.number not in set(first)]
@@ -277,12 +274,13 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
         met.update({i: "" for i in restated})
         scored = []
         for position, sentence in enumerate(sentences):
-            sentence_stems = _paper_terms(to_plain(sentence))
+            plain = to_plain(sentence)
+            sentence_stems = _paper_terms(plain)
             lowered = sentence.casefold()
             hits = frozenset(
                 i
                 for i, t in enumerate(terms)
-                if _meets(t, to_plain(sentence), sentence_stems)
+                if _meets(t, plain, sentence_stems)
                 or (i in met and met[i] and met[i] != t.text and met[i] in lowered)
                 or position in restated.get(i, ())
             )
@@ -294,7 +292,7 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
                     similarity=float(next(similarities)),
                     terms=hits,
                     roles=role_scores(sentence, position, len(sentences)),
-                    has_number=bool(NUMBER.search(to_plain(sentence))) or "$" in sentence,
+                    has_number=bool(NUMBER.search(plain)) or "$" in sentence,
                     boilerplate=is_boilerplate(sentence),
                 )
             )

@@ -77,10 +77,11 @@ def score(evidence: Evidence, sentence: SentenceEvidence, paper: PaperEvidence, 
     analysis = evidence.analysis
     value = sentence.similarity + 0.15 * lexical_similarity(analysis.search_text, sentence.text)
     value += 0.25 * sentence_coverage(sentence, analysis.terms)
-    aspect = [t for i, t in enumerate(analysis.terms) if i not in paper.in_title]
+    aspect = [i for i in range(len(analysis.terms)) if i not in paper.in_title]
     if paper.in_title and aspect:
-        asked = {j for j, t in enumerate(aspect) if analysis.terms.index(t) in sentence.terms}
-        value += ASPECT_WEIGHT * weight_met(aspect, asked) / (sum(group_weights(aspect).values()) or 1.0)
+        terms = [analysis.terms[i] for i in aspect]
+        asked = {j for j, i in enumerate(aspect) if i in sentence.terms}
+        value += ASPECT_WEIGHT * weight_met(terms, asked) / (sum(group_weights(terms).values()) or 1.0)
     # Retrieval already weighed dense and BM25 evidence for the whole paper; a sentence of a
     # paper ranked lower needs to match better to be chosen.
     value += 0.05 / paper.number
