@@ -327,12 +327,14 @@ def reset(ctx) -> None:
 @click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
 @click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
+@click.option("--skip", type=click.IntRange(0), default=0,
+              help="Leave out the first N questions (with --limit, a slice: questions not looked at while building).")
 @click.option("--split", help="A BEIR qrels split [test, or the only one], or a question set's half (calibration, report).")
 @click.option("--corpus", type=click.Path(path_type=Path), help="Judge the set over this corpus file (indexed once) instead of the configured index.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].")
 @click.pass_context
-def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, split, corpus, out_dir) -> None:
+def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, skip, split, corpus, out_dir) -> None:
     """Measure retrieval, citations, faithfulness and refusals on a question set; write a report."""
     from rag.report import read_report
 
@@ -348,6 +350,8 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
     eval_set = load_eval_set(set_path, split=split)
     if corpus is not None:
         eval_set = eval_set.model_copy(update={"corpus": str(corpus.resolve())})
+    if skip:
+        eval_set = eval_set.model_copy(update={"items": eval_set.items[skip:]})
     with _progress() as bar:
         indexing = bar.add_task(f"indexing {eval_set.name}", total=None)
         asking = bar.add_task("asking", total=None, visible=False)

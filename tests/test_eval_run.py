@@ -139,13 +139,16 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     out = tmp_path / "reports"
     first = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--out", str(out))
     assert "recall@5" in first.stdout and "gold_citation_precision" in first.stdout and "report:" in first.stdout
-    second = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--retriever", "bm25", "--out", str(out))
+    second = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--skip", "2", "--retriever", "bm25", "--out", str(out))
     assert "bm25" in second.stdout
     folders = list_reports(out)
     assert len(folders) == 2 and "bm25" in folders[0].name  # newest first
     folders.reverse()
     report = json.loads((folders[0] / "report.json").read_text())
     assert len(report["items"]) == 4 and report["items"][0]["answer"]
+    # --skip 2 --limit 4: the third to the sixth question.
+    skipped = json.loads((folders[1] / "report.json").read_text())
+    assert [i["id"] for i in skipped["items"]] == [i["id"] for i in report["items"]][2:] + [i.id for i in load_question_set(SEED_SET).items[4:6]]
     compared = run(tmp_path, "eval", "--compare", str(folders[0]), str(folders[1]))
     assert "recall@5" in compared.stdout and "B - A" in compared.stdout
 
