@@ -122,6 +122,8 @@ class Assistant:
         self, standalone: str, *, filters: Filters | None = None, k: int | None = None
     ) -> tuple[QuestionAnalysis, Filters, Evidence, Answerability]:
         """Analyze, retrieve, gather evidence and assess answerability: everything before writing."""
+        # Another client of a shared server may have ingested since the last question.
+        self.index.refresh()
         analysis = analyze(standalone, self.index.profile())
         scope = merge_filters(filters, analysis.filters)
         k = k or self.settings.k

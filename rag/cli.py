@@ -90,7 +90,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
         for skipped in report.skipped:
             err.print(f"[yellow]skipped[/] {escape(str(skipped))}")
     out.print(table)
-    out.print(f"{len(index)} papers in the index at {index.path}")
+    out.print(f"{len(index)} papers in the index at {index.location}")
 
 
 def _filters(category, venue, author, year_from, year_to):
@@ -289,7 +289,7 @@ def stats(ctx, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(s.__dict__, default=str))
         return
-    out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.path}")
+    out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.location}")
     for label, counts in (("venues", s.venues), ("categories", s.categories), ("years", s.years)):
         if counts:
             out.print(f"{label}: " + ", ".join(f"{escape(str(k))} ({v})" for k, v in list(counts.items())[:15]))

@@ -70,4 +70,4 @@ def evaluate(
         answers=answers, retriever=retriever, limit=limit, progress=asking,
     )
     folder = write_report(report, out or settings.reports_dir)
-    return Run(report, folder, str(index.path), frozenset(missing_gold(eval_set, index)))
+    return Run(report, folder, index.location, frozenset(missing_gold(eval_set, index)))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,11 +214,15 @@ def eval_index(
             raise CorpusError(f"{corpus}: the corpus of {eval_set.path} is not there", hint="put it there, or pass another set")
         # A BEIR folder's corpus is its own; a question set's corpus file may serve several sets.
         name = eval_set.name if corpus.name.startswith("corpus.") else corpus.name.split(".")[0]
-        own = settings.model_copy(update={"data_dir": settings.data_dir / "eval" / name})
+        update: dict = {"data_dir": settings.data_dir / "eval" / name}
+        if settings.chroma_url:
+            # On a server: the set's own collection beside the team's, not the team's itself.
+            update["collection"] = re.sub(r"[^A-Za-z0-9._-]", "-", f"{settings.collection}-eval-{name}")
+        own = settings.model_copy(update=update)
         index = Index.open(own, embeddings=embeddings)
         index.ingest(load_corpus(corpus), progress=progress)
     if not len(index):
-        raise StoreError(f"the index at {index.path} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
+        raise StoreError(f"the index at {index.location} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
     return index
 
 

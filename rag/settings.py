@@ -37,6 +37,9 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=lambda: Path(user_data_dir("paperchat")))
     collection: str = "papers"
+    # A Chroma server (`chroma run --path DIR --host H --port P`) shared by a team, as
+    # http://host:port; unset, the index is embedded under data_dir.
+    chroma_url: str | None = None
 
     embedding_provider: Literal["local", "openai"] = "local"
     # onnx: onnxruntime, no torch at start-up (the model is exported once from the bundled

@@ -4,16 +4,22 @@ Chroma holds everything: each chunk's vector, its text and its paper's metadata,
 paper record on the paper's first chunk, so the paper table and the BM25 index are rebuilt from
 the collection when it opens and nothing else on disk can drift out of step with it.
 The collection records the embedding model that built it; opening it with another is an error.
+
+The store is embedded (a folder under `data_dir`) or, with `chroma_url`, a Chroma server that
+several people share. Every write stamps the collection with a new generation; `refresh` compares
+it with the one this process last read, so one client sees another's ingest at its next question.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from langchain_core.embeddings import Embeddings
 
@@ -43,7 +49,7 @@ class IndexStats:
     papers: int
     chunks: int
     embedding_model: str
-    path: str
+    location: str
     categories: dict[str, int]
     venues: dict[str, int]
     years: dict[int, int]
@@ -82,42 +88,83 @@ def _paper_from_metadata(meta: dict) -> Paper:
     )
 
 
+def _hint(settings: Settings) -> str:
+    if settings.chroma_url:
+        return (
+            "start the server (`chroma run --path DIR --host HOST --port PORT`) or check the address, "
+            "or unset PAPERCHAT_CHROMA_URL to use the embedded index"
+        )
+    return "set PAPERCHAT_DATA_DIR to a writable folder"
+
+
+def _client(settings: Settings, path: Path | None):
+    """The Chroma client: an HTTP client for `chroma_url`, else the embedded store in `path`."""
+    import chromadb
+
+    try:
+        if path is None:
+            url = urlsplit(settings.chroma_url or "")
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise StoreError(
+                    f"PAPERCHAT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port address",
+                    hint="for example http://127.0.0.1:8000, where `chroma run` listens",
+                )
+            return chromadb.HttpClient(
+                host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path))
+    except StoreError:
+        raise
+    except Exception as exc:
+        where = settings.chroma_url if path is None else path
+        raise StoreError(f"cannot open the index at {where}: {exc}", hint=_hint(settings)) from exc
+
+
 class Index:
     """Papers, their chunks and vectors, and the lexical index; the only code touching Chroma."""
 
     def __init__(self, settings: Settings, embeddings: Embeddings, *, model_id: str | None = None) -> None:
-        from langchain_chroma import Chroma
-
         self.settings = settings
         self.embeddings = embeddings
         self.model_id = model_id or embedding_model_id(settings)
-        self.path = Path(settings.data_dir) / "chroma"
+        # The embedded store's folder; None on a server.
+        self.path: Path | None = None if settings.chroma_url else Path(settings.data_dir) / "chroma"
+        self.location = (
+            f"{settings.chroma_url} (collection '{settings.collection}')" if settings.chroma_url else str(self.path)
+        )
+        self._client = _client(settings, self.path)
+        self._connect()
+        self._papers: dict[str, Paper] | None = None
+        self._lexical = None
+        self._profile: CorpusProfile | None = None
+
+    def _connect(self) -> None:
+        from langchain_chroma import Chroma
+
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
             self.vectorstore = Chroma(
-                collection_name=settings.collection,
-                embedding_function=embeddings,
-                persist_directory=str(self.path),
+                client=self._client,
+                collection_name=self.settings.collection,
+                embedding_function=self.embeddings,
                 collection_metadata={"embedding_model": self.model_id},
                 collection_configuration={"hnsw": {"space": "cosine"}},
             )
-        except OSError as exc:
+        except Exception as exc:  # chromadb raises its own, httpx's and ValueError alike
             raise StoreError(
-                f"cannot open the index at {self.path}: {exc}",
-                hint="set PAPERCHAT_DATA_DIR to a writable folder",
+                f"cannot open the collection '{self.settings.collection}' at {self.location}: {exc}", hint=_hint(self.settings)
             ) from exc
         self._collection = self.vectorstore._collection
         built_with = (self._collection.metadata or {}).get("embedding_model")
         if built_with != self.model_id:
             raise EmbeddingMismatchError(
-                f"the index at {self.path} (collection '{settings.collection}') was built with "
+                f"the index at {self.location} (collection '{self.settings.collection}') was built with "
                 f"{built_with}, but the configured embedding model is {self.model_id}",
                 hint="use the model it was built with, or another PAPERCHAT_DATA_DIR / "
                 "PAPERCHAT_COLLECTION, or `paperchat reset` and ingest again",
             )
-        self._papers: dict[str, Paper] | None = None
-        self._lexical = None
-        self._profile: CorpusProfile | None = None
+        self._generation = (self._collection.metadata or {}).get("generation")
 
     @classmethod
     def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
@@ -169,7 +216,7 @@ class Index:
             papers=len(self.papers),
             chunks=self._collection.count(),
             embedding_model=self.model_id,
-            path=str(self.path),
+            location=self.location,
             categories=dict(Counter(p.category for p in papers if p.category).most_common()),
             venues=dict(Counter(p.venue for p in papers if p.venue).most_common()),
             years=dict(sorted(Counter(p.year for p in papers if p.year).items())),
@@ -232,6 +279,7 @@ class Index:
         skipped = papers.skipped if isinstance(papers, LoadResult) else ()
         incoming = list(papers.papers if isinstance(papers, LoadResult) else papers)
         latest = {p.id: p for p in incoming}
+        self.refresh()
         # Every field that goes into content_hash is stored, so the stored paper's hash is its own.
         indexed = {pid: p.content_hash for pid, p in self.papers.items()}
         todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
@@ -268,14 +316,38 @@ class Index:
         stale = [i for i in old if i not in fresh]
         if stale:
             self._collection.delete(ids=stale)
+        self._stamp()
         return len(ids)
 
     def remove(self, paper_id: str) -> Paper:
         """Delete a paper and all its chunks; returns what was removed."""
         paper = self.get(paper_id)
         self._collection.delete(where={"paper_id": paper_id})
+        self._stamp()
         self._invalidate()
         return paper
+
+    def refresh(self) -> bool:
+        """Forget what was read of the store if anyone (another process, another client of the
+        server) has written to it since; returns whether it had changed."""
+        try:
+            current = self._client.get_collection(self.settings.collection)
+        except Exception as exc:  # deleted by another client's reset, or the server is gone
+            raise StoreError(
+                f"cannot read the collection '{self.settings.collection}' at {self.location}: {exc}", hint=_hint(self.settings)
+            ) from exc
+        if current.id == self._collection.id and (current.metadata or {}).get("generation") == self._generation:
+            return False
+        self._connect()
+        self._invalidate()
+        return True
+
+    def _stamp(self) -> None:
+        """A new generation: every other reader's cache of the store is now stale."""
+        # Chroma replaces a collection's metadata whole, and refuses to restate its space.
+        meta = {k: v for k, v in (self._collection.metadata or {}).items() if not k.startswith("hnsw:")}
+        self._generation = meta["generation"] = uuid.uuid4().hex
+        self._collection.modify(metadata=meta)
 
     def _invalidate(self) -> None:
         self._papers = None
@@ -286,4 +358,5 @@ class Index:
         """Drop every paper (the collection is recreated empty, for the same model)."""
         self.vectorstore.reset_collection()
         self._collection = self.vectorstore._collection
+        self._stamp()
         self._invalidate()

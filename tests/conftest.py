@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 # No test may reach a network or a user's key.
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERCHAT_BACKEND", "PAPERCHAT_DATA_DIR"):
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERCHAT_BACKEND", "PAPERCHAT_DATA_DIR", "PAPERCHAT_CHROMA_URL"):
     os.environ.pop(_var, None)
 os.environ["PAPERCHAT_CONFIG"] = os.devnull
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -27,9 +27,9 @@ SEED_SET = ROOT / "eval" / "sets" / "seed.jsonl"
 EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
 
 
-def run_cli(data_dir, *args, check=True) -> subprocess.CompletedProcess:
-    """`paperchat ARGS` in a subprocess on the index in `data_dir`, from the repository root."""
-    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+def run_cli(data_dir, *args, check=True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`paperchat ARGS` in a subprocess on the index in `data_dir` (and `env`), from the repository root."""
+    env = {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     if check:
         assert done.returncode == 0, done.stderr

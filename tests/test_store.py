@@ -64,6 +64,17 @@ def test_index_survives_a_new_process(settings, embeddings):
     assert title.startswith("Flat-LoRA")
 
 
+def test_a_second_reader_of_the_folder_sees_an_ingest(settings, embeddings):
+    papers = list(load_corpus(PAPERS).papers)
+    writer = Index(settings, embeddings)
+    writer.ingest(papers[:5])
+    reader = Index(settings, embeddings)
+    assert len(reader) == 5 and not reader.refresh()
+    writer.ingest(papers[5:])
+    assert reader.refresh() and len(reader) == 20
+    assert reader.lexical.document_frequency() == writer.lexical.document_frequency()
+
+
 def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))

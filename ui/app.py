@@ -54,6 +54,8 @@ class AnswerStream:
 
 def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, int]:
     """Corpus stats, backend, filters and exports; returns the filters and k to ask with."""
+    # Another process or a teammate on the shared server may have ingested since the last rerun.
+    assistant.index.refresh()
     stats = assistant.index.stats()
     with st.sidebar:
         st.title("PaperChat")
@@ -292,7 +294,7 @@ def render_examples(index: Index) -> None:
     asks = examples(index)
     if not asks:
         st.info(
-            f"The index at {escape_markdown(str(index.path))} is empty. "
+            f"The index at {escape_markdown(index.location)} is empty. "
             "Add papers with `paperchat ingest data/papers.jsonl`, then reload this page."
         )
         return
@@ -312,13 +314,13 @@ def ask_next(request: Request) -> None:
 
 
 def chat() -> None:
+    history: list[Answer] = st.session_state.setdefault("history", [])
     try:
         assistant = load_assistant()
-    except PaperChatError as error:
+        filters, k = sidebar(assistant, history)
+    except PaperChatError as error:  # no index, or a shared server that went away
         show_error(error)
         st.stop()
-    history: list[Answer] = st.session_state.setdefault("history", [])
-    filters, k = sidebar(assistant, history)
     for turn, answer in enumerate(history):
         render_turn(answer, turn)
 
