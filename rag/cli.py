@@ -368,7 +368,7 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
             describe=lambda text: err.print(f"[dim]{escape(text)}[/]"),
         )
     if run.missing_gold:
-        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {eval_set.name} are not in the index at {run.index_path}[/]")
+        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {eval_set.name} are not in the index at {run.index_location}[/]")
     _print_report(run.report)
     out.print(f"report: {run.folder / 'report.md'}")
 

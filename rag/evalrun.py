@@ -31,7 +31,7 @@ class Run:
 
     report: EvalReport
     folder: Path
-    index_path: str
+    index_location: str
     missing_gold: frozenset[str]
 
 

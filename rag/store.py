@@ -34,7 +34,7 @@ from rag.settings import Settings
 
 Progress = Callable[[int, int], None]
 
-_BATCH = 64
+_BATCH = 256
 
 
 @dataclass(frozen=True)

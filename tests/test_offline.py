@@ -6,7 +6,7 @@ import hashlib
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import PAPERS, ROOT
 
 from rag.chunking import chunk_paper
 from rag.offline import CL100K_URL, install_tiktoken_cache
@@ -56,3 +56,46 @@ def test_onnx_and_torch_runtimes_give_the_same_vectors(embeddings, tmp_path):
     assert Settings().embedding_runtime == "onnx"
     assert onnx_vectors.shape == (2, 384)
     assert np.allclose((torch_vectors * onnx_vectors).sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(embeddings, monkeypatch):
+    # Mixed lengths: the short ones share a run, the long ones run alone, padded to their own width.
+    import numpy as np
+
+    from rag.corpus import load_corpus
+
+    abstracts = [p.abstract for p in load_corpus(PAPERS).papers[:6]]
+    texts = ["Bandits.", abstracts[0], "Attention heads as experts.", *abstracts[1:], "LoRA in a flat region."]
+    model = embeddings.model
+    runs = []
+    original = model._run
+    monkeypatch.setattr(model, "_run", lambda encoded: runs.append(len(encoded)) or original(encoded))
+    together = np.asarray(model.embed_documents(texts))
+    monkeypatch.undo()
+    alone = np.asarray([model.embed_query(t) for t in texts])
+    assert np.allclose((together * alone).sum(axis=1), 1.0, atol=1e-5), "padding to a batch's width changes nothing"
+    assert runs[0] == 3 and max(runs) < len(texts) and sum(runs) == len(texts)
+
+
+def test_the_int8_model_is_made_once_offline_and_indexes_apart(embeddings, tmp_path):
+    # Quantized vectors are close to the float model's but not equal: an index holds one kind.
+    import numpy as np
+    import pytest
+
+    from rag.corpus import load_corpus
+    from rag.embeddings import make_embeddings
+    from rag.errors import EmbeddingMismatchError
+    from rag.settings import Settings
+    from rag.store import Index
+
+    settings = Settings(data_dir=tmp_path, embedding_runtime="onnx-int8", backend="extractive", model_cache_dir=tmp_path / "models")
+    quantized = make_embeddings(settings)
+    texts = [p.abstract for p in load_corpus(PAPERS).papers[:5]]
+    cosines = (np.asarray(quantized.embed_documents(texts)) * np.asarray(embeddings.embed_documents(texts))).sum(axis=1)
+    assert (tmp_path / "models" / "all-MiniLM-L6-v2-onnx" / "model-int8.onnx").is_file()
+    assert cosines.min() > 0.98 and cosines.max() < 0.99999
+    index = Index(settings, quantized)
+    index.ingest(load_corpus(PAPERS))
+    assert index.model_id.endswith("(onnx int8)")
+    with pytest.raises(EmbeddingMismatchError, match="onnx int8"):
+        Index(Settings(data_dir=tmp_path), embeddings)

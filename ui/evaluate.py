@@ -210,7 +210,7 @@ def main() -> None:
     run: Run | None = st.session_state.get("eval_run")
     if run is not None:
         if run.missing_gold:
-            st.warning(escape_markdown(f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_path}"))
+            st.warning(escape_markdown(f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}"))
         render_report(run.folder, key="run")
     past_reports()
 
