@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install install-local run run-cli ingest test bench eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test bench bench-ingest eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: install
 
 bench: install
 	$(BIN)/python bench/bench_ingest_ask.py --scale
+
+# Ingest of the 13,687 scale abstracts against the model alone, float and int8 (about 25 minutes).
+bench-ingest: install
+	$(BIN)/python bench/bench_ingest.py
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

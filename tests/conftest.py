@@ -122,3 +122,36 @@ def ask(at: AppTest, question: str) -> AppTest:
 
 def source_labels(message) -> list[str]:
     return [e.label for e in message.expander if e.label.startswith("[")]
+
+
+def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) -> None:
+    """SIGKILL `paperchat ingest` once some papers are written, ingest again, and check that every
+    paper is there once, with exactly its own chunks."""
+    import json
+    import signal
+    import time
+
+    from rag.chunking import chunk_paper
+    from rag.corpus import load_corpus
+
+    # 600 papers: three ingest batches, so the kill lands mid-ingest.
+    seed = load_corpus(PAPERS).papers
+    papers = [p.model_copy(update={"id": f"{p.id}-v{i}", "abstract": f"{p.abstract} Variant {i}."}) for i in range(30) for p in seed]
+    corpus = tmp_path / "many.jsonl"
+    corpus.write_text("\n".join(json.dumps({**p.model_dump(), "authors": list(p.authors)}) for p in papers), encoding="utf-8")
+    full = {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir)}
+    child = subprocess.Popen([EXE, "ingest", str(corpus)], cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while True:
+        written = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)["papers"]
+        if written or child.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert 0 < written < len(papers), "the kill should land mid-ingest"
+    rerun = run_cli(data_dir, "ingest", str(corpus), env=env)
+    assert "600 papers in the index" in rerun.stdout
+    stats = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)
+    expected = sum(len(chunk_paper(p)) for p in papers)
+    assert (stats["papers"], stats["chunks"]) == (600, expected), "no paper lost, no chunk twice"

@@ -16,7 +16,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import PAPERS, SEED_SET, run_cli
+from conftest import APP, PAPERS, SEED_SET, ask, interrupted_ingest, plain, run_cli
 
 from rag.chain import Assistant
 from rag.corpus import load_corpus
@@ -115,7 +115,35 @@ def test_cli_ingests_and_asks_through_the_server(server, tmp_path):
     done = run_cli(tmp_path / "index", "ask", "--json", "How does Flat-LoRA avoid extra training cost?", env=env)
     answer = json.loads(done.stdout)
     assert answer["citations"] and answer["sources"][0]["paper"]["title"].startswith("Flat-LoRA")
+    done = run_cli(tmp_path / "index", "eval", "--set", str(SEED_SET), "--limit", "3", "--out", str(tmp_path / "reports"), env=env)
+    assert "questions over 20 papers" in done.stderr and list((tmp_path / "reports").glob("*/report.json"))
     assert not (tmp_path / "index").exists()
+
+
+def test_the_app_answers_from_the_server_and_sees_a_teammates_ingest(server, embeddings, tmp_path, monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    papers = list(load_corpus(PAPERS).papers)
+    teammate = Index(_client(server, "app-library", tmp_path), embeddings)
+    teammate.ingest(papers[:10])
+    for name, value in {"PAPERCHAT_CHROMA_URL": server, "PAPERCHAT_COLLECTION": "app-library", "PAPERCHAT_DATA_DIR": str(tmp_path)}.items():
+        monkeypatch.setenv(name, value)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        assert not at.exception and _papers_metric(at) == 10
+        teammate.ingest(papers[10:])
+        at = ask(at, "Which paper matches musical versions at the segment level?")
+        assert _papers_metric(at) == 20
+        answer = at.chat_message[1].markdown[0].value
+        assert "Musical Version" in plain(answer) and "[1]" in answer
+    finally:
+        st.cache_resource.clear()
+
+
+def _papers_metric(at) -> int:
+    return int(next(m for m in at.sidebar.metric if m.label == "Papers").value)
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path, embeddings):
@@ -128,3 +156,7 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path, embeddings):
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert closed in done.stderr and "chroma run" in done.stderr
 
+
+
+def test_an_ingest_killed_midway_on_the_server_loses_nothing(server, tmp_path):
+    interrupted_ingest(tmp_path / "index", tmp_path, env={"PAPERCHAT_CHROMA_URL": server, "PAPERCHAT_COLLECTION": "killed-ingest"})

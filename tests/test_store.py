@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PAPERS, ROOT
+from conftest import PAPERS, ROOT, interrupted_ingest
 
 from rag.chunking import chunk_paper
 from rag.corpus import load_corpus
@@ -102,3 +102,7 @@ def test_find_by_title_words_and_stats(seed_index):
     assert stats.venues == {"ICML 2025": 20}
     assert stats.years == {2025: 20}
     assert sum(stats.categories.values()) == 20
+
+
+def test_an_ingest_killed_midway_loses_nothing_and_duplicates_nothing(tmp_path):
+    interrupted_ingest(tmp_path / "index", tmp_path)
