@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -60,9 +60,16 @@ def _index(ctx: click.Context):
     return Index.open(ctx.obj)
 
 
+class _Rate(ProgressColumn):
+    """Items per second (papers, questions), once there is a rate to show."""
+
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:.1f}/s" if task.speed else "", style="progress.data.speed")
+
+
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(), TimeRemainingColumn(),
         console=err, transient=True,
     )
 

@@ -115,3 +115,12 @@ def test_a_comparison_prints_a_table_and_exports_it(listing_index, tmp_path):
     rows = out.read_text().splitlines()
     assert rows[0] == "Paper,Problem,Method,Data,Reported result" and len(rows) >= 3
     assert rows[1].startswith("MoH [1],")
+
+
+def test_long_work_shows_its_rate_once_there_is_one():
+    from types import SimpleNamespace
+
+    from rag.cli import _Rate
+
+    assert _Rate().render(SimpleNamespace(speed=36.14)).plain == "36.1/s"
+    assert _Rate().render(SimpleNamespace(speed=None)).plain == ""
