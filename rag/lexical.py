@@ -3,12 +3,19 @@
 Paper-level rather than chunk-level: BM25 length normalisation already handles long abstracts,
 and one score per paper is what fusion needs. Measured on SciFact: this set-up 0.686 nDCG@10 at
 0.2 ms a query against 0.566 for rank_bm25 on a plain split.
+
+An index is saved to a folder and loaded back memory-mapped, so opening a large corpus does not
+tokenize every abstract again (`rag.store` decides when a saved one is still current).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -28,12 +35,36 @@ class LexicalHit:
 
 
 class LexicalIndex:
-    def __init__(self, papers: Sequence[Paper]) -> None:
-        self.ids = [p.id for p in papers]
-        self._row = {pid: i for i, pid in enumerate(self.ids)}
-        self._bm25 = bm25s.BM25()
+    def __init__(self, ids: list[str], bm25: bm25s.BM25) -> None:
+        self.ids = ids
+        self._row = {pid: i for i, pid in enumerate(ids)}
+        self._bm25 = bm25
+
+    @classmethod
+    def build(cls, papers: Sequence[Paper]) -> LexicalIndex:
+        bm25 = bm25s.BM25()
         if papers:
-            self._bm25.index(_tokens([f"{p.title}\n{p.abstract}" for p in papers]), show_progress=False)
+            bm25.index(_tokens([f"{p.title}\n{p.abstract}" for p in papers]), show_progress=False)
+        return cls([p.id for p in papers], bm25)
+
+    @classmethod
+    def load(cls, folder: Path) -> LexicalIndex:
+        ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+        bm25 = bm25s.BM25.load(str(folder), mmap=True, show_progress=False) if ids else bm25s.BM25()
+        return cls(ids, bm25)
+
+    def save(self, folder: Path) -> None:
+        """Write to `folder` whole or not at all: another process may be saving the same index."""
+        partial = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        if self.ids:
+            self._bm25.save(str(partial), show_progress=False)
+        (partial / "ids.json").write_text(json.dumps(self.ids), encoding="utf-8")
+        try:
+            partial.rename(folder)
+        except OSError:  # saved by another process first: the same generation, the same index
+            shutil.rmtree(partial, ignore_errors=True)
 
     def document_frequency(self) -> dict[str, int]:
         """How many papers hold each stemmed term."""

@@ -1,18 +1,22 @@
 """The index on disk: a persistent Chroma collection of chunks plus a BM25 index over papers.
 
 Chroma holds everything: each chunk's vector, its text and its paper's metadata, with the whole
-paper record on the paper's first chunk, so the paper table and the BM25 index are rebuilt from
-the collection when it opens and nothing else on disk can drift out of step with it.
-The collection records the embedding model that built it; opening it with another is an error.
+paper record on the paper's first chunk, so the paper table is read from the collection when it
+opens. The collection records the embedding model that built it; opening it with another is an
+error.
 
 The store is embedded (a folder under `data_dir`) or, with `chroma_url`, a Chroma server that
 several people share. Every write stamps the collection with a new generation; `refresh` compares
 it with the one this process last read, so one client sees another's ingest at its next question.
+The BM25 index is saved under the generation it was built for and loaded while that generation
+is current, so it cannot drift out of step with the store.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import time
 import uuid
 from collections import Counter
@@ -260,12 +264,48 @@ class Index:
 
     @property
     def lexical(self):
-        """The BM25 index over papers (title + abstract), built on first use after a change."""
+        """The BM25 index over papers (title + abstract): the one saved for the store's current
+        generation, else built from the papers (and saved for the next process)."""
         if self._lexical is None:
             from rag.lexical import LexicalIndex
 
-            self._lexical = LexicalIndex(list(self.papers.values()))
+            folder = self._lexical_folder()
+            if folder is not None and folder.is_dir():
+                try:
+                    self._lexical = LexicalIndex.load(folder)
+                except (OSError, ValueError):  # a damaged save: build it again
+                    shutil.rmtree(folder, ignore_errors=True)
+            if self._lexical is None:
+                self._lexical = LexicalIndex.build(list(self.papers.values()))
+                if folder is None:
+                    # Built before generations were recorded: stamp it once, so the index just
+                    # built is the current generation's.
+                    self._stamp()
+                    folder = self._lexical_folder()
+                self._save_lexical(folder)
         return self._lexical
+
+    def _lexical_folder(self) -> Path | None:
+        """Where the BM25 index of this generation is saved: beside the embedded store, or in
+        data_dir for a server's collection. None for a store not stamped yet."""
+        if self._generation is None:
+            return None
+        if self.path is not None:
+            base = self.path.parent / "lexical" / self.settings.collection
+        else:
+            server = re.sub(r"[^A-Za-z0-9.-]+", "_", self.settings.chroma_url or "")
+            base = Path(self.settings.data_dir) / "lexical" / server / self.settings.collection
+        return base / self._generation
+
+    def _save_lexical(self, folder: Path) -> None:
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            self._lexical.save(folder)
+        except OSError:  # a read-only place only costs the next process a rebuild
+            return
+        for older in folder.parent.iterdir():
+            if older != folder and not older.name.endswith(".tmp"):
+                shutil.rmtree(older, ignore_errors=True)
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -70,7 +70,7 @@ def test_one_clients_ingest_is_seen_by_another(server, embeddings, tmp_path):
     papers = list(load_corpus(PAPERS).papers)
     alice = Index(_client(server, "team-library", tmp_path), embeddings)
     bob = Index(_client(server, "team-library", tmp_path), embeddings)
-    assert not (tmp_path / "unused").exists(), "server mode writes no local index"
+    assert not (tmp_path / "unused" / "chroma").exists(), "server mode writes no local store"
     alice.ingest(papers[:10])
     bob_assistant = Assistant(bob, bob.settings)
     answer = bob_assistant.ask("How does MoH select attention heads?")
@@ -117,7 +117,7 @@ def test_cli_ingests_and_asks_through_the_server(server, tmp_path):
     assert answer["citations"] and answer["sources"][0]["paper"]["title"].startswith("Flat-LoRA")
     done = run_cli(tmp_path / "index", "eval", "--set", str(SEED_SET), "--limit", "3", "--out", str(tmp_path / "reports"), env=env)
     assert "questions over 20 papers" in done.stderr and list((tmp_path / "reports").glob("*/report.json"))
-    assert not (tmp_path / "index").exists()
+    assert not (tmp_path / "index" / "chroma").exists()
 
 
 def test_the_app_answers_from_the_server_and_sees_a_teammates_ingest(server, embeddings, tmp_path, monkeypatch):

@@ -75,6 +75,33 @@ def test_a_second_reader_of_the_folder_sees_an_ingest(settings, embeddings):
     assert reader.lexical.document_frequency() == writer.lexical.document_frequency()
 
 
+def test_the_bm25_index_is_saved_per_generation_and_loaded_by_the_next_process(settings, embeddings, monkeypatch):
+    from rag.lexical import LexicalIndex
+
+    papers = list(load_corpus(PAPERS).papers)
+    writer = Index(settings, embeddings)
+    writer.ingest(papers[:10])
+    built = writer.lexical.search("attention heads", 5)
+    saved = writer._lexical_folder()
+    assert saved.is_dir()
+
+    def no_build(papers):
+        raise AssertionError("a saved index of the current generation is loaded, not built")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LexicalIndex, "build", no_build)
+        reader = Index(settings, embeddings)
+        assert reader.lexical.search("attention heads", 5) == built
+        assert reader.lexical.document_frequency() == writer.lexical.document_frequency()
+    # A write makes a new generation: its index is built once, saved, and the old one removed.
+    writer.ingest(papers[10:])
+    assert reader.refresh() and len(reader.lexical.ids) == 20
+    assert not saved.exists() and reader._lexical_folder().is_dir()
+    # A damaged save is built again, not trusted.
+    (reader._lexical_folder() / "ids.json").write_text("[", encoding="utf-8")
+    assert len(Index(settings, embeddings).lexical.ids) == 20
+
+
 def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))
