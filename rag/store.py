@@ -105,22 +105,20 @@ def _client(settings: Settings, path: Path | None):
     """The Chroma client: an HTTP client for `chroma_url`, else the embedded store in `path`."""
     import chromadb
 
+    url = urlsplit(settings.chroma_url or "")
+    if path is None and (url.scheme not in ("http", "https") or not url.hostname):
+        raise StoreError(
+            f"PAPERCHAT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port address",
+            hint="for example http://127.0.0.1:8000, where `chroma run` listens",
+        )
     try:
         if path is None:
-            url = urlsplit(settings.chroma_url or "")
-            if url.scheme not in ("http", "https") or not url.hostname:
-                raise StoreError(
-                    f"PAPERCHAT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port address",
-                    hint="for example http://127.0.0.1:8000, where `chroma run` listens",
-                )
             return chromadb.HttpClient(
                 host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
             )
         path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path))
-    except StoreError:
-        raise
     except Exception as exc:
         where = settings.chroma_url if path is None else path
         raise StoreError(f"cannot open the index at {where}: {exc}", hint=_hint(settings)) from exc
@@ -157,14 +155,14 @@ class Index:
             )
         except Exception as exc:  # chromadb raises its own, httpx's and ValueError alike
             raise StoreError(
-                f"cannot open the collection '{self.settings.collection}' at {self.location}: {exc}", hint=_hint(self.settings)
+                f"cannot open the index at {self.location}: {exc}", hint=_hint(self.settings)
             ) from exc
         self._collection = self.vectorstore._collection
         built_with = (self._collection.metadata or {}).get("embedding_model")
         if built_with != self.model_id:
             raise EmbeddingMismatchError(
-                f"the index at {self.location} (collection '{self.settings.collection}') was built with "
-                f"{built_with}, but the configured embedding model is {self.model_id}",
+                f"the index at {self.location} was built with {built_with}, "
+                f"but the configured embedding model is {self.model_id}",
                 hint="use the model it was built with, or another PAPERCHAT_DATA_DIR / "
                 "PAPERCHAT_COLLECTION, or `paperchat reset` and ingest again",
             )
@@ -374,11 +372,15 @@ class Index:
             current = self._client.get_collection(self.settings.collection)
         except Exception as exc:  # deleted by another client's reset, or the server is gone
             raise StoreError(
-                f"cannot read the collection '{self.settings.collection}' at {self.location}: {exc}", hint=_hint(self.settings)
+                f"cannot read the index at {self.location}: {exc}", hint=_hint(self.settings)
             ) from exc
-        if current.id == self._collection.id and (current.metadata or {}).get("generation") == self._generation:
+        generation = (current.metadata or {}).get("generation")
+        if current.id == self._collection.id and generation == self._generation:
             return False
-        self._connect()
+        if current.id == self._collection.id:
+            self._generation = generation
+        else:  # reset by another client: a new collection behind the same name
+            self._connect()
         self._invalidate()
         return True
 

@@ -124,9 +124,11 @@ def source_labels(message) -> list[str]:
     return [e.label for e in message.expander if e.label.startswith("[")]
 
 
-def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) -> None:
-    """SIGKILL `paperchat ingest` once some papers are written, ingest again, and check that every
-    paper is there once, with exactly its own chunks."""
+def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) -> tuple[int, dict, int]:
+    """SIGKILL `paperchat ingest` of 600 papers once some are written, then ingest again.
+
+    Returns the papers written before the kill, `stats --json` after the rerun, and the chunks
+    the 600 papers make."""
     import json
     import signal
     import time
@@ -149,9 +151,6 @@ def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) ->
         time.sleep(0.5)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    assert 0 < written < len(papers), "the kill should land mid-ingest"
-    rerun = run_cli(data_dir, "ingest", str(corpus), env=env)
-    assert "600 papers in the index" in rerun.stdout
+    run_cli(data_dir, "ingest", str(corpus), env=env)
     stats = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)
-    expected = sum(len(chunk_paper(p)) for p in papers)
-    assert (stats["papers"], stats["chunks"]) == (600, expected), "no paper lost, no chunk twice"
+    return written, stats, sum(len(chunk_paper(p)) for p in papers)

@@ -91,6 +91,9 @@ def test_one_clients_ingest_is_seen_by_another(server, embeddings, tmp_path):
     assert (report.added, report.unchanged) == (1, 19)
     assert bob.refresh() and len(bob) == 20 and bob.stats().location.startswith(server)
     assert not bob.refresh(), "nothing written since: the store is not read again"
+    # A reset makes a new collection behind the same name; Bob follows it.
+    alice.reset()
+    assert bob.refresh() and len(bob) == 0
 
 
 def test_server_answers_as_the_embedded_store_does(server, embeddings, tmp_path):
@@ -159,4 +162,7 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path, embeddings):
 
 
 def test_an_ingest_killed_midway_on_the_server_loses_nothing(server, tmp_path):
-    interrupted_ingest(tmp_path / "index", tmp_path, env={"PAPERCHAT_CHROMA_URL": server, "PAPERCHAT_COLLECTION": "killed-ingest"})
+    env = {"PAPERCHAT_CHROMA_URL": server, "PAPERCHAT_COLLECTION": "killed-ingest"}
+    written, stats, chunks = interrupted_ingest(tmp_path / "index", tmp_path, env=env)
+    assert 0 < written < 600, "the kill should land mid-ingest"
+    assert (stats["papers"], stats["chunks"]) == (600, chunks), "no paper lost, no chunk twice"

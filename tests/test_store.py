@@ -132,4 +132,6 @@ def test_find_by_title_words_and_stats(seed_index):
 
 
 def test_an_ingest_killed_midway_loses_nothing_and_duplicates_nothing(tmp_path):
-    interrupted_ingest(tmp_path / "index", tmp_path)
+    written, stats, chunks = interrupted_ingest(tmp_path / "index", tmp_path)
+    assert 0 < written < 600, "the kill should land mid-ingest"
+    assert (stats["papers"], stats["chunks"]) == (600, chunks), "no paper lost, no chunk twice"
