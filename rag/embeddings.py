@@ -33,8 +33,7 @@ class OnnxMiniLM(Embeddings):
     most of a cold start. Texts are tokenized once, sorted by length and batched by a token
     budget, each batch padded to its own longest text: padding never reaches the 256-token
     window (as Chroma's ONNX function pads), short sentences share a run, and long abstracts run
-    a few at a time. On 2 cores 32 whole abstracts per run embed at 20/s and a 512-token budget
-    at 28/s: the attention scores of a large batch do not fit in cache.
+    a few at a time: the attention scores of a run of 32 abstracts do not fit in cache.
     """
 
     def __init__(self, model_dir: Path, *, threads: int, batch_tokens: int = 512, model_file: str = "model.onnx") -> None:

@@ -83,10 +83,10 @@ def onnx_minilm(weights: Path, cache_dir: Path) -> Path:
 
 def onnx_minilm_int8(weights: Path, cache_dir: Path) -> Path:
     """model-int8.onnx beside the export: each MatMul's weights quantized to int8 per output
-    channel, activations quantized at run time. Made once (about 2 s), from the export.
+    channel, activations quantized at run time. Made once, from the export.
 
-    Per channel, the vectors stay within cosine 0.995 of the float model's; per tensor they fall
-    to 0.93. On SciFact train nDCG@10 is 0.7137 against 0.7118.
+    Per channel, because per tensor moved the vectors too far from the float model's. On SciFact
+    train nDCG@10 is 0.7123 against 0.7118 (bench/README.md).
     """
     folder = onnx_minilm(weights, cache_dir)
     target = folder / "model-int8.onnx"
