@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install install-local run run-cli ingest test bench bench-ingest eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,9 +41,15 @@ test: install
 bench: install
 	$(BIN)/python bench/bench_ingest_ask.py --scale
 
-# Ingest of the 13,687 scale abstracts against the model alone, float and int8 (about 25 minutes).
+# Ingest of the 13,687 scale abstracts against the model alone, float and int8, with and without
+# sentence vectors (about an hour; `python bench/bench_ingest.py --limit N` for the first N).
 bench-ingest: install
 	$(BIN)/python bench/bench_ingest.py
+
+# `ask` latency over the 13,687 scale abstracts, sentence vectors read from the index against
+# embedded per question (the index is made once, as for eval-forms).
+bench-ask: install
+	$(BIN)/python bench/bench_ask.py
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

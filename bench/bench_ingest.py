@@ -1,11 +1,13 @@
-"""Ingest at the model's speed: end-to-end ingest against the raw model, per embedding runtime.
+"""Ingest at the model's speed: end-to-end ingest against the raw model, per embedding runtime,
+with and without the sentence vectors stored at ingest.
 
-    python bench/bench_ingest.py                 # the 13,687 abstracts of ../shared (about 25 minutes)
-    python bench/bench_ingest.py --limit 1000    # the first 1,000
+    python bench/bench_ingest.py                 # the 13,687 abstracts of ../shared (about an hour)
+    python bench/bench_ingest.py --limit 2000    # the first 2,000
 
-For each runtime the same papers are first embedded by the model alone (their chunks, as ingest
-makes them: the reference), then ingested into a new index (load, chunk, embed, write to Chroma,
-BM25 on first use). Both are timed in the same run, so their ratio holds on a shared machine.
+For each runtime the same papers are first embedded by the model alone (the reference: the texts
+ingest embeds, i.e. their chunks, and with sentence vectors also their sentences and distinct
+words), then ingested into a new index (load, chunk, split, embed, write to Chroma, BM25 on first
+use). Both are timed in the same run, so their ratio holds on a shared machine.
 """
 
 from __future__ import annotations
@@ -17,17 +19,34 @@ from pathlib import Path
 
 from bench_ingest_ask import SCALE, table
 
+from rag.answering.evidence import evidence_texts
 from rag.chunking import chunk_paper
 from rag.corpus import load_corpus
 from rag.settings import Settings
 from rag.store import Index
 
 
-def measure(runtime: str, papers: list, folder: Path) -> dict:
-    settings = Settings(data_dir=folder, backend="extractive", embedding_runtime=runtime)
+def _texts(papers: list, settings: Settings) -> list[str]:
+    """What ingest embeds for these papers."""
+    chunks = [c.text for p in papers for c in chunk_paper(p, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)]
+    if not settings.sentence_vectors:
+        return chunks
+    sentences: dict[str, None] = {}
+    words: dict[str, None] = {}
+    for paper in papers:
+        paper_sentences, paper_words = evidence_texts(paper)
+        sentences.update(dict.fromkeys(paper_sentences))
+        words.update(dict.fromkeys(paper_words))
+    return chunks + list(sentences) + list(words)
+
+
+def measure(runtime: str, sentence_vectors: bool, papers: list, folder: Path) -> dict:
+    settings = Settings(
+        data_dir=folder, backend="extractive", embedding_runtime=runtime, sentence_vectors=sentence_vectors
+    )
     index = Index.open(settings)
     index.embeddings.embed_query("load the model")
-    texts = [c.text for p in papers for c in chunk_paper(p, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)]
+    texts = _texts(papers, settings)
     clock = time.perf_counter()
     index.embeddings.embed_documents(texts)
     raw = time.perf_counter() - clock
@@ -37,11 +56,21 @@ def measure(runtime: str, papers: list, folder: Path) -> dict:
     ingest = time.perf_counter() - clock
     return {
         "runtime": runtime,
+        "sentence vectors": "on" if sentence_vectors else "off",
         "papers": len(papers),
-        "chunks": len(texts),
+        "texts embedded": len(texts),
         "model alone papers/s": round(len(papers) / raw, 1),
         "ingest papers/s": round(len(papers) / ingest, 1),
         "ingest / model": round(raw / ingest, 2),
+    }
+
+
+def ratio(name: str, top: dict, bottom: dict) -> dict:
+    return {
+        "runtime": name, "sentence vectors": "", "papers": "", "texts embedded": "",
+        "model alone papers/s": round(top["model alone papers/s"] / bottom["model alone papers/s"], 2),
+        "ingest papers/s": round(top["ingest papers/s"] / bottom["ingest papers/s"], 2),
+        "ingest / model": "",
     }
 
 
@@ -53,16 +82,12 @@ def main() -> None:
     if not SCALE.exists():
         raise SystemExit(f"{SCALE} is absent: the shared corpora are not beside this checkout")
     papers = list(load_corpus(SCALE).papers)[: args.limit]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(r, papers, Path(tmp) / r) for r in args.runtimes]
-    if len(rows) == 2:
-        first, second = rows
-        rows.append({
-            "runtime": f"{second['runtime']} / {first['runtime']}", "papers": "", "chunks": "",
-            "model alone papers/s": round(second["model alone papers/s"] / first["model alone papers/s"], 2),
-            "ingest papers/s": round(second["ingest papers/s"] / first["ingest papers/s"], 2),
-            "ingest / model": "",
-        })
+        for runtime in args.runtimes:
+            off = measure(runtime, False, papers, Path(tmp) / f"{runtime}-off")
+            on = measure(runtime, True, papers, Path(tmp) / f"{runtime}-on")
+            rows += [off, on, ratio(f"{runtime}: on / off", on, off)]
     print(table(rows))
 
 

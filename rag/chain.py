@@ -89,17 +89,18 @@ class Assistant:
     def __init__(self, index: Index, settings: Settings, *, backend: Backend | None = None) -> None:
         self.index = index
         self.settings = settings
-        self.vectors = SentenceVectors(index.embeddings)
+        self.vectors = SentenceVectors(index.embeddings, store=index)
         self.backend = backend or choose_backend(settings, self.vectors)
 
     def warm_up(self) -> None:
         """Load what the first question would otherwise wait for: the embedding model, the
-        sentence splitter, the word frequencies, the paper table and the BM25 index, and for a
-        small corpus the vectors of its sentences and words, which every answer reads."""
-        if len(self.index):
+        sentence splitter, the word frequencies, the corpus profile and the BM25 index, and for
+        a small corpus its papers and the vectors of their sentences and words."""
+        size = self.index.profile().papers
+        if size:
             self.index.lexical.search("warm up", 1)
-        papers = list(self.index.papers.values())
-        sources = [Source(number=n, paper=p, score=0.0) for n, p in enumerate(papers, 1)] if len(papers) <= _WARM_PAPERS else []
+        papers = list(self.index.papers.values()) if size <= _WARM_PAPERS else []
+        sources = [Source(number=n, paper=p, score=0.0) for n, p in enumerate(papers, 1)]
         gather(analyze("How does attention warm up?", self.index.profile()), sources, self.vectors)
         self.vectors.similarities("warm up", ["One sentence.", "Another one."])
 

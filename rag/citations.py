@@ -301,15 +301,18 @@ def _copy_strength(claim: list[str], sentence: list[str]) -> float:
     return SequenceMatcher(None, claim, sentence, autojunk=False).ratio()
 
 
-def _copied(claim: str, sentences: Sequence[str]) -> int | None:
-    """Index of the abstract sentence the claim copies (or quotes, or nearly copies), if any.
+def _copied(claim: str, sentences: Sequence[str]) -> tuple[int | None, float]:
+    """Index of the abstract sentence the claim copies (or quotes, or nearly copies), if any, and
+    how nearly (1.0: word for word).
 
     Both sides are compared as plain text, so a quote whose LaTeX was turned into Unicode
     ("50%∼90%") still copies its sentence ("50%$\\sim$90%")."""
     words = _WORD.findall(to_plain(claim).casefold())
     strengths = [_copy_strength(words, _WORD.findall(to_plain(s).casefold())) for s in sentences]
     best = max(range(len(sentences)), key=strengths.__getitem__, default=None)
-    return best if best is not None and strengths[best] >= _COPY_THRESHOLD else None
+    if best is None or strengths[best] < _COPY_THRESHOLD:
+        return None, 0.0
+    return best, strengths[best]
 
 
 def _scores(claim: str, sentences: list[str], scorer: SentenceScorer | None) -> list[float]:
@@ -328,13 +331,17 @@ def find_support(claim: str, abstract: str, *, scorer: SentenceScorer | None = N
     `lexical_similarity`; the highest wins (the earliest on ties). A sentence the claim copies,
     quotes (4+ words verbatim), or nearly copies (word-level similarity >= 0.9) wins whatever
     the scores say, since extractive answers copy sentences and the scorer may be noisy. The
-    score returned is the scorer's score of the winning sentence. ("", 0.0) for an empty abstract.
+    score returned is the scorer's score of the winning sentence, and 1.0 for a sentence copied
+    word for word, which needs no scorer (the extractive answerer's claims: nothing is embedded).
+    ("", 0.0) for an empty abstract.
     """
     sentences = split_sentences(abstract)
     if not sentences:
         return "", 0.0
+    best, strength = _copied(claim, sentences)
+    if best is not None and strength == 1.0:
+        return sentences[best], 1.0
     scores = _scores(claim, sentences, scorer)
-    best = _copied(claim, sentences)
     if best is None:
         best = max(range(len(sentences)), key=scores.__getitem__)
     return sentences[best], scores[best]

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import ConfigError, ModelNotFoundError
 from rag.offline import onnx_minilm, onnx_minilm_int8, prepare
+from rag.records import Paper
 from rag.settings import Settings
+from rag.text import remember_sentences
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -152,27 +155,68 @@ def make_embeddings(settings: Settings) -> Embeddings:
     return LazyEmbeddings(settings)
 
 
-class SentenceVectors:
-    """Unit vectors for short texts (abstract sentences, answer claims), memoised by text.
+class StoredEvidence(Protocol):
+    """Where ingest put the sentences and words it split and embedded (`rag.store.Index`)."""
 
-    The extractive answerer and the citation grounding embed the same abstract sentences again
-    and again across questions; caching them keeps a second question cheap.
+    def stored_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def stored_sentences(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, np.ndarray]]]: ...
+
+
+class SentenceVectors:
+    """Unit vectors for short texts (abstract sentences, words, answer claims), memoised by text.
+
+    The extractive answerer and the citation grounding read the same abstract sentences again
+    and again across questions; caching them keeps a second question cheap. With a `store`,
+    `read` takes the retrieved papers' sentences, split and embedded at ingest, in one read, and
+    a text is looked up there (words) before it is embedded: only what the store lacks is.
     """
 
-    def __init__(self, embeddings: Embeddings, *, capacity: int = 50_000) -> None:
+    def __init__(self, embeddings: Embeddings, *, store: StoredEvidence | None = None, capacity: int = 50_000) -> None:
         self.embeddings = embeddings
+        self.store = store
         self.capacity = capacity
         self._cache: dict[str, np.ndarray] = {}
+        self._read: set[str] = set()
+
+    def read(self, papers: Sequence[Paper]) -> None:
+        """Take these papers' sentences and their vectors from the store, where it has them."""
+        papers = [p for p in papers if p.id not in self._read]
+        if self.store is None or not papers:
+            return
+        found = self.store.stored_sentences([p.id for p in papers])
+        for paper in papers:
+            sentences = found.get(paper.id)
+            self._read.add(paper.id)
+            # Another client may have changed the abstract since: only a split of this one counts.
+            if sentences and all(" ".join(t.split()) in " ".join(paper.abstract.split()) for t, _ in sentences):
+                remember_sentences(paper.abstract, [t for t, _ in sentences])
+                self._make_room(len(sentences))
+                self._keep(dict(sentences))
+
+    def _make_room(self, n: int) -> bool:
+        """Forget everything if `n` more would pass the capacity; returns whether it did."""
+        if len(self._cache) + n <= self.capacity:
+            return False
+        self._cache.clear()
+        self._read.clear()
+        return True
+
+    def _keep(self, vectors: dict[str, np.ndarray]) -> None:
+        for text, vector in vectors.items():
+            norm = float(np.linalg.norm(vector))
+            self._cache[text] = vector / norm if norm else vector
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing and self._make_room(len(missing)):
+            missing = list(dict.fromkeys(texts))
         if missing:
-            if len(self._cache) + len(missing) > self.capacity:
-                self._cache.clear()
-            vectors = np.asarray(self.embeddings.embed_documents(missing), dtype=np.float32)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors /= np.where(norms == 0, 1, norms)
-            self._cache.update(zip(missing, vectors, strict=True))
+            found = self.store.stored_vectors(missing) if self.store is not None else {}
+            missing = [t for t in missing if t not in found]
+            if missing:
+                found.update(zip(missing, np.asarray(self.embeddings.embed_documents(missing), dtype=np.float32), strict=True))
+            self._keep(found)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])

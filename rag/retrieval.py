@@ -67,8 +67,10 @@ def search(
             return []
     ranked: dict[str, Ranked] = {}
     dense_order: list[str] = []
-    if settings.dense_weight > 0:
+    sentence_order: list[str] = []
+    if settings.dense_weight > 0 or settings.sentence_weight > 0:
         vector = query_vector if query_vector is not None else index.embeddings.embed_query(focus or question_focus(query))
+    if settings.dense_weight > 0:
         # More chunks than papers wanted, since several chunks of one paper collapse into one.
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:
@@ -76,6 +78,10 @@ def search(
                 ranked[hit.paper_id] = Ranked(
                     hit.paper_id, len(dense_order), hit.similarity, passage=hit.text
                 )
+    if settings.sentence_weight > 0:
+        # A paper ranks by its best sentence; an abstract holds about eight.
+        hits = index.sentence_search(vector, settings.candidates * 8, allowed)
+        sentence_order = list(dict.fromkeys(h.paper_id for h in hits))[: settings.candidates]
     lexical_order: list[str] = []
     if settings.bm25_weight > 0:
         for rank, hit in enumerate(index.lexical.search(query, settings.candidates, allowed), start=1):
@@ -85,15 +91,20 @@ def search(
                 hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score, prior.passage
             )
     fused = reciprocal_rank_fusion(
-        [dense_order, lexical_order], [settings.dense_weight, settings.bm25_weight], k=settings.rrf_k
+        [dense_order, sentence_order, lexical_order],
+        [settings.dense_weight, settings.sentence_weight, settings.bm25_weight],
+        k=settings.rrf_k,
     )
     sources = []
-    for number, (paper_id, score) in enumerate(fused[:k], start=1):
-        r = ranked[paper_id]
-        paper = index.papers[paper_id]
+    papers = index.fetch([paper_id for paper_id, _ in fused[:k]])
+    for paper_id, score in fused[:k]:
+        r = ranked.get(paper_id, Ranked(paper_id))
+        paper = papers.get(paper_id)
+        if paper is None:  # removed by another client since the rankings were read
+            continue
         sources.append(
             Source(
-                number=number,
+                number=len(sources) + 1,
                 paper=paper,
                 score=score,
                 dense_similarity=r.dense_similarity,
@@ -106,15 +117,18 @@ def search(
     return sources
 
 
-RETRIEVERS = ("hybrid", "dense", "bm25")
+RETRIEVERS = ("hybrid", "dense", "sentence", "bm25")
+_WEIGHTS = {"dense": "dense_weight", "sentence": "sentence_weight", "bm25": "bm25_weight"}
 
 
 def with_retriever(settings: Settings, name: str) -> Settings:
-    """Settings that rank by one signal alone (`dense`, `bm25`) or by the configured fusion."""
+    """Settings that rank by one signal alone (`dense`: chunks, `sentence`: best sentence,
+    `bm25`) or by the configured fusion."""
     if name not in RETRIEVERS:
         raise ValueError(f"unknown retriever {name!r}")
-    off = {"dense": {"bm25_weight": 0.0}, "bm25": {"dense_weight": 0.0}}.get(name, {})
-    return settings.model_copy(update=off)
+    if name == "hybrid":
+        return settings
+    return settings.model_copy(update={w: (1.0 if n == name else 0.0) for n, w in _WEIGHTS.items()})
 
 
 class PaperRetriever(BaseRetriever):

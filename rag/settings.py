@@ -66,12 +66,18 @@ class Settings(BaseSettings):
     # How many papers a collection or comparison question considers before its relevance bar.
     collection_depth: int = Field(default=30, ge=1)
 
+    # Embed every abstract sentence and paper word at ingest (about twice the embedding work), so
+    # that a question embeds only itself; off, the answerer embeds them when a question needs them.
+    sentence_vectors: bool = True
+
     k: int = Field(default=5, ge=1, le=100)
     # cl100k tokens; MiniLM reads 256 word pieces, so a chunk this size is seen whole.
     chunk_size: int = Field(default=256, ge=32)
     chunk_overlap: int = Field(default=32, ge=0)
     # Fusion weights stay settings: on known-item (title) queries BM25 alone beats the fusion.
     dense_weight: float = Field(default=1.0, ge=0)
+    # The papers ranked by their best-matching abstract sentence (stored at ingest).
+    sentence_weight: float = Field(default=0.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=50, ge=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 
 import pysbd
@@ -200,6 +201,19 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return list(_sentence_spans(text))
 
 
+# Splits made earlier and kept (ingest stores each abstract's sentences): `remember_sentences`.
+_KNOWN_SPLITS: dict[str, tuple[str, ...]] = {}
+_KNOWN_SPLITS_KEPT = 20_000
+
+
+def remember_sentences(text: str, sentences: Sequence[str]) -> None:
+    """Record `text`'s split as `split_sentences` made it before (at ingest), so a question
+    reading the abstract does not run pysbd again (about 10 ms an abstract)."""
+    if len(_KNOWN_SPLITS) >= _KNOWN_SPLITS_KEPT:
+        _KNOWN_SPLITS.clear()
+    _KNOWN_SPLITS[text] = tuple(sentences)
+
+
 def split_sentences(text: str) -> list[str]:
     """Split `text` into sentences, stripped, with empty ones dropped.
 
@@ -220,6 +234,9 @@ def split_sentences(text: str) -> list[str]:
     Markdown markup ("- ", "**") is left in the sentences. Results are memoised per text (pysbd
     is slow, and the same abstracts are split again and again).
     """
+    known = _KNOWN_SPLITS.get(text)
+    if known is not None:
+        return list(known)
     return [_SOFT_WRAP.sub(" ", text[start:end]) for start, end in _sentence_spans(text)]
 
 

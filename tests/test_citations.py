@@ -313,10 +313,12 @@ def test_support_follows_the_scorer_when_given():
     ])]
 
 
-def test_extractive_copy_wins_over_the_scorer():
+def test_extractive_copy_wins_over_the_scorer_without_asking_it():
     copied = "We show that multi-head attention can be expressed in the summation form."
+    asked = []
 
     def contrary(claim: str, candidates: list[str]) -> list[float]:
+        asked.append(claim)
         return [0.2 if c == copied else 0.8 for c in candidates]
 
     report = check_citations(f"**MoH**: {copied} [2]", SOURCES, scorer=contrary)
@@ -324,7 +326,10 @@ def test_extractive_copy_wins_over_the_scorer():
     (citation,) = report.citations
     assert citation.citing_sentence == copied
     assert citation.support == copied
-    assert citation.support_score == pytest.approx(0.2)
+    # Word for word it is the sentence: nothing to score, so nothing is embedded.
+    assert citation.support_score == 1.0 and not asked
+    quoted = check_citations(f"In their words: “{copied}” [2]", SOURCES, scorer=contrary)
+    assert quoted.citations[0].support == copied and asked, "a quote of part of it is still scored"
 
 
 def test_near_copy_wins_over_the_scorer():

@@ -6,13 +6,20 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import PAPERS, ROOT, interrupted_ingest
+from langchain_core.embeddings import Embeddings
 
+from rag.answering.evidence import evidence_texts
+from rag.chain import Assistant
 from rag.chunking import chunk_paper
 from rag.corpus import load_corpus
+from rag.embeddings import SentenceVectors
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError
+from rag.records import Paper
 from rag.store import Index
+from rag.text import split_sentences
 
 
 def _chunk_ids(index: Index) -> dict[str, set[str]]:
@@ -135,3 +142,129 @@ def test_an_ingest_killed_midway_loses_nothing_and_duplicates_nothing(tmp_path):
     written, stats, chunks = interrupted_ingest(tmp_path / "index", tmp_path)
     assert 0 < written < 600, "the kill should land mid-ingest"
     assert (stats["papers"], stats["chunks"]) == (600, chunks), "no paper lost, no chunk twice"
+
+
+class _Recorder(Embeddings):
+    """The model, recording every text it is asked to embed."""
+
+    def __init__(self, model: Embeddings) -> None:
+        self.model = model
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return self.model.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.seen.append(text)
+        return self.model.embed_query(text)
+
+
+QUESTIONS = (
+    "How does mixture-of-head attention select heads?",
+    "Which papers make training cheaper, and how?",
+    "What does Flat-LoRA optimize?",
+)
+
+
+def test_a_question_embeds_only_itself_and_answers_as_before(seed_index, embeddings):
+    papers = list(seed_index.papers.values())
+    stored = seed_index.stored_sentences([p.id for p in papers])
+    assert {pid: [t for t, _ in s] for pid, s in stored.items()} == {p.id: evidence_texts(p)[0] for p in papers}
+    words = sorted({w for p in papers for w in evidence_texts(p)[1]})
+    assert set(seed_index.stored_vectors(words)) == set(words), "every paper word is stored once"
+    first = stored[papers[0].id]
+    computed = np.asarray(embeddings.embed_documents([t for t, _ in first]), dtype=np.float32)
+    assert np.allclose(np.stack([v for _, v in first]), computed, atol=1e-4)
+
+    settings = seed_index.settings
+    warm = Assistant(seed_index, settings)
+    warm.vectors.embeddings = recorder = _Recorder(embeddings)
+    cold = Assistant(seed_index, settings)
+    cold.vectors.store = None
+    for question in QUESTIONS:
+        assert warm.ask(question).text == cold.ask(question).text
+    assert recorder.seen, "the question side is still embedded"
+    sentences = {t for p in papers for t in evidence_texts(p)[0]}
+    assert not set(recorder.seen) & (sentences | set(words)), "no abstract sentence or paper word is embedded at question time"
+
+
+def test_removing_a_paper_drops_its_sentences_and_reset_drops_all(settings, embeddings):
+    index = Index(settings, embeddings)
+    index.ingest(load_corpus(PAPERS))
+    target = index.find("Flat-LoRA")
+    other = index.find("mixture head attention")
+    index.remove(target.id)
+    assert set(index.stored_sentences([target.id, other.id])) == {other.id}
+    index.reset()
+    assert not index.stored_sentences([other.id])
+    assert not index.stored_vectors(evidence_texts(other)[1])
+
+
+def test_a_changed_abstract_embeds_only_its_new_sentences_and_drops_the_old(settings, embeddings):
+    index = Index(settings, embeddings)
+    paper = load_corpus(PAPERS).papers[3]
+    index.ingest([paper])
+    sentences = evidence_texts(paper)[0]
+    longer = paper.model_copy(update={"abstract": paper.abstract + " We also release a benchmark."})
+    recorder = _Recorder(embeddings)
+    for store in (index.vectorstore, index.sentences, index.words):
+        store._embedding_function = recorder
+    index.ingest([longer])
+    assert [t for t, _ in index.stored_sentences([paper.id])[paper.id]] == [*sentences, "We also release a benchmark."]
+    assert not set(sentences) & set(recorder.seen), "a sentence stored as it is is not embedded again"
+    shorter = paper.model_copy(update={"abstract": " ".join(sentences[:2])})
+    index.ingest([shorter])
+    assert [t for t, _ in index.stored_sentences([paper.id])[paper.id]] == sentences[:2]
+
+
+def test_an_index_from_before_sentence_vectors_gets_them_at_the_next_ingest(settings, embeddings):
+    papers = load_corpus(PAPERS)
+    Index(settings.model_copy(update={"sentence_vectors": False}), embeddings).ingest(papers)
+    index = Index(settings, embeddings)
+    chunks = _chunk_ids(index)
+    assert not index.stored_sentences(list(index.papers))
+    # Meanwhile its questions are answered all the same: the sentences are embedded when needed.
+    assert Assistant(index, settings).ask(QUESTIONS[0]).sources
+
+    report = index.ingest(papers)
+    assert (report.added, report.updated, report.unchanged, report.chunks_written) == (0, 0, 20, 0)
+    assert _chunk_ids(index) == chunks, "only the sentences are embedded, not the chunks again"
+    assert set(index.stored_sentences(list(index.papers))) == set(index.papers)
+    assert not index.refresh(), "the papers are unchanged: no new generation, BM25 and profile stay"
+    third = Index(settings, _Recorder(embeddings))
+    third.ingest(papers)
+    assert not third.embeddings.seen, "a third ingest has nothing to embed"
+
+
+def test_a_new_process_answers_without_reading_the_paper_table(settings, embeddings, monkeypatch):
+    writer = Index(settings, embeddings)
+    writer.ingest(load_corpus(PAPERS))
+
+    def whole_table(self):
+        raise AssertionError("the paper table is read whole")
+
+    monkeypatch.setattr(Index, "_load_papers", whole_table)
+    reader = Index(settings, embeddings)
+    answer = Assistant(reader, settings).ask(QUESTIONS[0])
+    assert answer.sources and answer.sources[0].paper.title.startswith("MoH")
+    assert reader.profile() == writer.profile(), "the profile saved at ingest, read back"
+    # A damaged save is built again (from the table), not trusted.
+    (reader._lexical_folder() / "profile.json").write_text("{", encoding="utf-8")
+    monkeypatch.undo()
+    assert Index(settings, embeddings).profile() == writer.profile()
+
+
+def test_sentences_stored_for_another_version_of_an_abstract_are_not_used():
+    class Store:
+        def stored_sentences(self, paper_ids):
+            return {"p1": [("An old first sentence.", np.ones(3, dtype=np.float32))]}
+
+        def stored_vectors(self, texts):
+            return {}
+
+    paper = Paper(id="p1", title="T", abstract="A new first sentence. A new second one.")
+    vectors = SentenceVectors(embeddings=None, store=Store())
+    vectors.read([paper])
+    assert split_sentences(paper.abstract) == ["A new first sentence.", "A new second one."]
+    assert "An old first sentence." not in vectors._cache

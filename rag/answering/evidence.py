@@ -29,7 +29,7 @@ from rag.markup import to_plain
 from rag.records import KeyTerm, Paper, QuestionAnalysis, Source
 from rag.text import STOP_WORDS, split_sentences, tokenize_terms
 
-__all__ = ["Evidence", "PaperEvidence", "SentenceEvidence", "gather", "PARAPHRASE_BAR"]
+__all__ = ["Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather", "PARAPHRASE_BAR"]
 
 # Word-to-word cosine at which a paper's word stands for a key term. Calibrated on the
 # calibration halves of the seed sets (eval/calibrate_answerability.py): morphology and near
@@ -193,6 +193,13 @@ def paper_text(paper: Paper) -> str:
     return text + "\n" + _GREEK_RE.sub(lambda m: _GREEK[m.group()], text) if _GREEK_RE.search(text) else text
 
 
+def evidence_texts(paper: Paper) -> tuple[list[str], list[str]]:
+    """The texts of a paper whose vectors `gather` reads: its abstract's sentences and its words.
+
+    Ingest embeds and stores them (`rag.store`), so a question embeds only itself."""
+    return split_sentences(paper.abstract), list(_paper_words(paper_text(paper)))
+
+
 def _spelling_variant(word: str, words: Sequence[str]) -> str:
     """The paper's word that is this one spelt otherwise: a typo ("aproach"), a hyphen
     ("pre-processing"), or another form of a long technical word sharing its stem's first eight
@@ -259,9 +266,14 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
     """Score every sentence of every source against the question (see the module docstring)."""
     terms = analysis.terms
     total_weight = sum(group_weights(terms).values())
+    # The sentences and their vectors as ingest stored them: one read for all the sources.
+    vectors.read([s.paper for s in sources])
     split = [(s, split_sentences(s.paper.abstract)) for s in sources]
     texts = [sentence for _, sentences in split for sentence in sentences]
     similarities = iter(vectors.similarities(analysis.focus, texts) if texts else [])
+    if any(not t.entity for t in terms):
+        # The words paraphrases are looked for among, in one look-up rather than one a paper.
+        vectors([w for s in sources[:PARAPHRASED_PAPERS] for w in _paper_words(paper_text(s.paper))])
     papers = []
     for rank, (source, sentences) in enumerate(split):
         text = paper_text(source.paper)

@@ -1,0 +1,97 @@
+"""`ask` latency over the 13,687 scale abstracts: the abstract sentences' vectors read from the
+store (as ingest wrote them) against embedded at question time, with retrieval alone as the
+reference.
+
+    python bench/bench_ask.py                  # the scale sets' index (made once, as `make eval-forms` does)
+    python bench/bench_ask.py --data-dir DIR   # another index, with --sets of questions over it
+
+Every question starts with an empty sentence memo, as the first question of a session does, and
+is answered by the extractive backend in this process; retrieval alone is the same questions'
+`search`. All rows come from one run, so their ratios hold on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from bench_ingest_ask import ROOT, table
+
+from rag import text
+from rag.chain import Assistant
+from rag.evalsets import eval_index, load_eval_set
+from rag.retrieval import search
+from rag.settings import Settings
+from rag.store import Index
+
+SETS = ("scale-how-result", "scale-collection", "scale-unanswerable")
+
+
+def questions(paths: list[Path]) -> list[str]:
+    return [
+        record["question"]
+        for path in paths
+        for record in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+        if "question" in record
+    ]
+
+
+def p95(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=20)[-1]
+
+
+def latency(assistant: Assistant, asked: list[str], stored: bool) -> list[float]:
+    assistant.vectors.store = assistant.index if stored else None
+    totals = []
+    for question in asked:
+        # A first question: no sentence vectors, splits or papers remembered from the last one.
+        assistant.vectors._make_room(assistant.vectors.capacity + 1)
+        text._KNOWN_SPLITS.clear()
+        text._sentence_spans.cache_clear()
+        clock = time.perf_counter()
+        assistant.ask(question)
+        totals.append((time.perf_counter() - clock) * 1000)
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=Path, help="an index (default: the scale sets' own)")
+    parser.add_argument("--sets", type=Path, nargs="+", default=[ROOT / "eval" / "sets" / f"{s}.jsonl" for s in SETS])
+    args = parser.parse_args()
+    if args.data_dir:
+        settings = Settings(data_dir=args.data_dir, backend="extractive")
+        index = Index.open(settings)
+    else:
+        index = eval_index(load_eval_set(args.sets[0]), Settings(backend="extractive"))
+        settings = index.settings
+    assistant = Assistant(index, settings)
+    asked = questions(args.sets)
+    assistant.warm_up()
+    assistant.ask(asked[0])
+    retrieval = []
+    for question in asked:
+        clock = time.perf_counter()
+        search(index, question, settings)
+        retrieval.append((time.perf_counter() - clock) * 1000)
+    reference = statistics.median(retrieval)
+    rows = [{
+        "what": "retrieval alone", "papers": len(index), "questions": len(asked),
+        "p50 ms": round(reference, 1), "p95 ms": round(p95(retrieval), 1), "p50 / retrieval": 1.0,
+    }]
+    for stored in (True, False):
+        totals = latency(assistant, asked, stored)
+        rows.append({
+            "what": "ask, sentence vectors " + ("stored at ingest" if stored else "embedded per question"),
+            "papers": len(index), "questions": len(asked),
+            "p50 ms": round(statistics.median(totals), 1), "p95 ms": round(p95(totals), 1),
+            "p50 / retrieval": round(statistics.median(totals) / reference, 1),
+        })
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
