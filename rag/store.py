@@ -157,6 +157,7 @@ class Index:
         self._papers: dict[str, Paper] | None = None
         self._without_texts: set[str] = set()
         self._first_chunks: dict[str, str] | None = None
+        self._counts: dict[str, int] = {}
         self._lexical = None
         self._profile: CorpusProfile | None = None
 
@@ -374,12 +375,15 @@ class Index:
         """Nearest abstract sentences by cosine similarity, optionally only among some papers."""
         return self._nearest(self.sentences, query_vector, n, paper_ids)
 
-    @staticmethod
-    def _nearest(store, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None) -> list[DenseHit]:
+    def _nearest(self, store, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None) -> list[DenseHit]:
         if paper_ids is not None and not paper_ids:
             return []
         where = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
-        n = min(n, store._collection.count())
+        # Counting costs a scan, so once per generation.
+        name = store._collection.name
+        if name not in self._counts:
+            self._counts[name] = store._collection.count()
+        n = min(n, self._counts[name])
         if n == 0:
             return []
         found = store.similarity_search_by_vector_with_relevance_scores(list(query_vector), k=n, filter=where)
@@ -570,6 +574,7 @@ class Index:
     def _invalidate(self) -> None:
         self._papers = None
         self._first_chunks = None
+        self._counts = {}
         self._lexical = None
         self._profile = None
 
