@@ -48,7 +48,7 @@ def latency(assistant: Assistant, asked: list[str], stored: bool) -> list[float]
     totals = []
     for question in asked:
         # A first question: no sentence vectors, splits or papers remembered from the last one.
-        assistant.vectors._make_room(assistant.vectors.capacity + 1)
+        assistant.vectors.forget()
         text._KNOWN_SPLITS.clear()
         text._sentence_spans.cache_clear()
         clock = time.perf_counter()

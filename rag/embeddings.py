@@ -189,17 +189,22 @@ class SentenceVectors:
             sentences = found.get(paper.id)
             self._read.add(paper.id)
             # Another client may have changed the abstract since: only a split of this one counts.
-            if sentences and all(" ".join(t.split()) in " ".join(paper.abstract.split()) for t, _ in sentences):
+            abstract = " ".join(paper.abstract.split())
+            if sentences and all(" ".join(t.split()) in abstract for t, _ in sentences):
                 remember_sentences(paper.abstract, [t for t, _ in sentences])
                 self._make_room(len(sentences))
                 self._keep(dict(sentences))
+
+    def forget(self) -> None:
+        """Drop every vector and paper read so far."""
+        self._cache.clear()
+        self._read.clear()
 
     def _make_room(self, n: int) -> bool:
         """Forget everything if `n` more would pass the capacity; returns whether it did."""
         if len(self._cache) + n <= self.capacity:
             return False
-        self._cache.clear()
-        self._read.clear()
+        self.forget()
         return True
 
     def _keep(self, vectors: dict[str, np.ndarray]) -> None:

@@ -208,7 +208,7 @@ _KNOWN_SPLITS_KEPT = 20_000
 
 def remember_sentences(text: str, sentences: Sequence[str]) -> None:
     """Record `text`'s split as `split_sentences` made it before (at ingest), so a question
-    reading the abstract does not run pysbd again (about 10 ms an abstract)."""
+    reading the abstract does not run pysbd again."""
     if len(_KNOWN_SPLITS) >= _KNOWN_SPLITS_KEPT:
         _KNOWN_SPLITS.clear()
     _KNOWN_SPLITS[text] = tuple(sentences)

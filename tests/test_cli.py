@@ -124,3 +124,12 @@ def test_long_work_shows_its_rate_once_there_is_one():
 
     assert _Rate().render(SimpleNamespace(speed=36.14)).plain == "36.1/s"
     assert _Rate().render(SimpleNamespace(speed=None)).plain == ""
+
+
+def test_the_eval_command_offers_every_retriever():
+    # The CLI spells the choices out so that `paperchat --help` does not import the retrieval stack.
+    from rag.cli import eval_
+    from rag.retrieval import RETRIEVERS
+
+    (option,) = [p for p in eval_.params if p.name == "retriever"]
+    assert tuple(option.type.choices) == RETRIEVERS
