@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
 
-.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask bench-scale eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,6 +50,12 @@ bench-ingest: install
 # embedded per question (the index is made once, as for eval-forms).
 bench-ask: install
 	$(BIN)/python bench/bench_ask.py
+
+# Growth: ingest rate, disk, start-up, retrieval and ask p50/p95, peak RSS at 1k, 10k, 13,687 and
+# 100k papers (100k: the scale corpus copied, with its vectors reused), and bench/scale.png.
+# About an hour on 2 cores.
+bench-scale: install
+	$(BIN)/python bench/bench_scale.py
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

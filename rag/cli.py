@@ -329,7 +329,7 @@ def reset(ctx) -> None:
 @click.option("--k", type=click.IntRange(1, 50), help="How many papers each answer sees.")
 @click.option("--judge", type=click.Choice(["auto", "similarity", "llm"]), default="auto", show_default=True,
               help="Who decides support; auto: the LLM judge (checked against similarity) with a model, else similarity.")
-@click.option("--retriever", type=click.Choice(["hybrid", "dense", "sentence", "bm25"]), default="hybrid", show_default=True,
+@click.option("--retriever", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True,
               help="Rank by the fusion, or by one signal alone.")
 @click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
 @click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")

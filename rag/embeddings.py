@@ -160,7 +160,7 @@ class StoredEvidence(Protocol):
 
     def stored_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]: ...
 
-    def stored_sentences(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, np.ndarray]]]: ...
+    def stored_sentences(self, papers: Sequence[Paper]) -> dict[str, list[tuple[str, np.ndarray]]]: ...
 
 
 class SentenceVectors:
@@ -184,7 +184,7 @@ class SentenceVectors:
         papers = [p for p in papers if p.id not in self._read]
         if self.store is None or not papers:
             return
-        found = self.store.stored_sentences([p.id for p in papers])
+        found = self.store.stored_sentences(papers)
         for paper in papers:
             sentences = found.get(paper.id)
             self._read.add(paper.id)

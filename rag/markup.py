@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
 __all__ = ["escape_markdown", "has_latex", "math_spans", "styled_segments", "to_bibtex", "to_markdown", "to_plain"]
@@ -31,6 +32,10 @@ _MATH = re.compile(r"\$\$.+?\$\$|\$(?=\S)[^$\n]*?\\[A-Za-z]+[^$\n]*?\$|\$(?=\S)[
 _COMMAND = re.compile(r"\\(?:[A-Za-z]+|['\"`^~=.])")
 _BARE_PERCENT = re.compile(r"(?<!\\)%")
 _SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")
+_SPACE = re.compile(r"\s+")
+# What makes a word LaTeX in a text that has some (`has_latex`).
+_LATEX_MARK = re.compile(r"\\(?:[A-Za-z]+|[^A-Za-z0-9])|[{}$~]|``|''|--")
+_ENDS_IN_MACRO = re.compile(r"\\[A-Za-z]+$")
 
 
 def has_latex(text: str) -> bool:
@@ -43,6 +48,12 @@ def math_spans(text: str) -> list[tuple[int, int]]:
 
 
 @lru_cache(maxsize=1)
+def _parser_context():
+    # pylatexenc builds this anew for every text it parses unless given one.
+    return latexwalker.get_default_latex_context_db()
+
+
+@lru_cache(maxsize=1)
 def _converter() -> LatexNodes2Text:
     context = get_default_latex_context_db()
     # A \url{...} is its address, as bibtexparser reads it.
@@ -50,17 +61,57 @@ def _converter() -> LatexNodes2Text:
     return LatexNodes2Text(latex_context=context, math_mode="text", strict_latex_spaces=True)
 
 
+def _latex_regions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the LaTeX in `text`: its math spans, and each word holding a command, a
+    brace, a dollar or a LaTeX ligature ("``", "--", "~"), widened word by word until its braces
+    balance ("\\emph{a new method}")."""
+    regions = math_spans(text)
+    for match in _LATEX_MARK.finditer(text):
+        if any(start <= match.start() < end for start, end in regions):
+            continue
+        start = max(text.rfind(" ", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
+        end = match.end()
+        while True:
+            space = _SPACE.search(text, end)
+            end = space.start() if space else len(text)
+            if end == len(text) or _balanced(text[start:end]):
+                break
+            end = space.end()
+        if space and _ENDS_IN_MACRO.search(text, start, end):
+            end = space.end()  # TeX reads the space after "\\sim" as the macro's own
+        regions.append((start, end))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(regions):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _latex_to_text(latex: str) -> str:
+    # In an abstract a bare "%" is a percent sign; LaTeX would read it as a comment.
+    try:
+        return _converter().latex_to_text(_BARE_PERCENT.sub(r"\\%", latex), latex_context=_parser_context())
+    except Exception:  # pylatexenc is lenient; a parse it cannot make leaves the text as written
+        return latex
+
+
 @lru_cache(maxsize=8192)
 def to_plain(text: str) -> str:
-    """`text` with its LaTeX turned into Unicode; unchanged when it has none."""
+    """`text` with its LaTeX turned into Unicode; unchanged when it has none.
+
+    Only the LaTeX is converted, a span at a time: pylatexenc reads a few characters then
+    instead of a whole abstract (milliseconds each), and the prose around it stays as written."""
     if not has_latex(text):
         return text
-    # In an abstract a bare "%" is a percent sign; LaTeX would read it as a comment.
-    source = _BARE_PERCENT.sub(r"\\%", text)
-    try:
-        plain = _converter().latex_to_text(source)
-    except Exception:  # pylatexenc is lenient; a parse it cannot make leaves the text as written
-        return text
+    out, cursor = [], 0
+    for start, end in _latex_regions(text):
+        out.append(text[cursor:start])
+        out.append(_latex_to_text(text[start:end]))
+        cursor = end
+    out.append(text[cursor:])
+    plain = "".join(out)
     return _SPACES.sub(lambda m: " " if "\n" in m.group() or len(m.group()) > 1 else m.group(), plain).strip()
 
 

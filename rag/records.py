@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from enum import StrEnum
 from functools import lru_cache
 
@@ -127,18 +128,24 @@ class Filters(Record):
         return ", ".join(parts)
 
     def matches(self, paper: Paper) -> bool:
+        return self.admits_place(paper.category, paper.venue, paper.year) and self.admits_authors(paper.authors)
+
+    def admits_place(self, category: str, venue: str, year: int | None) -> bool:
+        """Whether a paper of this category, venue and year passes (the author aside)."""
+
         def has(needle: str | None, haystack: str) -> bool:
             return not needle or needle.casefold() in haystack.casefold()
 
-        if not has(self.category, paper.category) or not has(self.venue, paper.venue):
+        if not has(self.category, category) or not has(self.venue, venue):
             return False
-        if self.author and not any(_name_words(self.author).search(a) for a in paper.authors):
+        if self.year_min is not None and (year is None or year < self.year_min):
             return False
-        if self.year_min is not None and (paper.year is None or paper.year < self.year_min):
-            return False
-        if self.year_max is not None and (paper.year is None or paper.year > self.year_max):
+        if self.year_max is not None and (year is None or year > self.year_max):
             return False
         return True
+
+    def admits_authors(self, authors: Sequence[str]) -> bool:
+        return not self.author or any(_name_words(self.author).search(a) for a in authors)
 
 
 class QuestionType(StrEnum):

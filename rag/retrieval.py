@@ -62,15 +62,13 @@ def search(
     k = k or settings.k
     allowed = None
     if filters is not None and filters.active:
-        allowed = [p.id for p in index.papers.values() if filters.matches(p)]
+        allowed = index.matching(filters)
         if not allowed:
             return []
     ranked: dict[str, Ranked] = {}
     dense_order: list[str] = []
-    sentence_order: list[str] = []
-    if settings.dense_weight > 0 or settings.sentence_weight > 0:
-        vector = query_vector if query_vector is not None else index.embeddings.embed_query(focus or question_focus(query))
     if settings.dense_weight > 0:
+        vector = query_vector if query_vector is not None else index.embeddings.embed_query(focus or question_focus(query))
         # More chunks than papers wanted, since several chunks of one paper collapse into one.
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:
@@ -78,10 +76,6 @@ def search(
                 ranked[hit.paper_id] = Ranked(
                     hit.paper_id, len(dense_order), hit.similarity, passage=hit.text
                 )
-    if settings.sentence_weight > 0:
-        # A paper ranks by its best sentence; an abstract holds about eight.
-        hits = index.sentence_search(vector, settings.candidates * 8, allowed)
-        sentence_order = list(dict.fromkeys(h.paper_id for h in hits))[: settings.candidates]
     lexical_order: list[str] = []
     if settings.bm25_weight > 0:
         for rank, hit in enumerate(index.lexical.search(query, settings.candidates, allowed), start=1):
@@ -91,8 +85,8 @@ def search(
                 hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score, prior.passage
             )
     fused = reciprocal_rank_fusion(
-        [dense_order, sentence_order, lexical_order],
-        [settings.dense_weight, settings.sentence_weight, settings.bm25_weight],
+        [dense_order, lexical_order],
+        [settings.dense_weight, settings.bm25_weight],
         k=settings.rrf_k,
     )
     sources = []
@@ -117,13 +111,12 @@ def search(
     return sources
 
 
-RETRIEVERS = ("hybrid", "dense", "sentence", "bm25")
-_WEIGHTS = {"dense": "dense_weight", "sentence": "sentence_weight", "bm25": "bm25_weight"}
+RETRIEVERS = ("hybrid", "dense", "bm25")
+_WEIGHTS = {"dense": "dense_weight", "bm25": "bm25_weight"}
 
 
 def with_retriever(settings: Settings, name: str) -> Settings:
-    """Settings that rank by one signal alone (`dense`: chunks, `sentence`: best sentence,
-    `bm25`) or by the configured fusion."""
+    """Settings that rank by one signal alone (`dense`, `bm25`) or by the configured fusion."""
     if name not in RETRIEVERS:
         raise ValueError(f"unknown retriever {name!r}")
     if name == "hybrid":

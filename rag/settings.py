@@ -76,8 +76,6 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(default=32, ge=0)
     # Fusion weights stay settings: on known-item (title) queries BM25 alone beats the fusion.
     dense_weight: float = Field(default=1.0, ge=0)
-    # The papers ranked by their best-matching abstract sentence (stored at ingest).
-    sentence_weight: float = Field(default=0.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=50, ge=1)

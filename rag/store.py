@@ -11,12 +11,10 @@ it with the one this process last read, so one client sees another's ingest at i
 The BM25 index is saved under the generation it was built for and loaded while that generation
 is current, so it cannot drift out of step with the store.
 
-Beside the chunks, two collections hold what the answerer reads of each paper
-(`rag.answering.evidence.evidence_texts`), split and embedded at ingest so that a question
-embeds only itself: `<collection>-sentences`, each abstract sentence with its vector under its
-paper id and position, and `<collection>-words`, each distinct paper word once for the corpus
-(its id is the word's hash). A paper stored before they existed is answered all the same: what
-is missing is split and embedded when a question needs it.
+What the answerer reads of each paper (`rag.answering.evidence.evidence_texts`: its abstract's
+sentences and its words) is split and embedded at ingest and kept beside Chroma
+(`rag.textvectors`), so that a question embeds only itself. A paper without them (indexed
+before, or by another client of the server) gets them the first time a question reads it.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -43,16 +41,15 @@ from rag.embeddings import embedding_model_id, make_embeddings
 from rag.naming import method_name
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.offline import prepare
-from rag.records import Chunk, IngestReport, LoadResult, Paper, stable_id
+from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper
 from rag.settings import Settings
+from rag.textvectors import Sentences, TextVectors
 
 Progress = Callable[[int, int], None]
 
 _BATCH = 256
+# More is no abstract (a hostile or broken record): its questions split it when they read it.
 _MAX_SENTENCES = 64
-# How the sentences and words are stored; a paper stored in another layout (or none) gets them
-# again at the next ingest.
-TEXTS_LAYOUT = 1
 
 
 @dataclass(frozen=True)
@@ -73,17 +70,7 @@ class IndexStats:
     years: dict[int, int]
 
 
-def _sentence_id(paper_id: str, position: int) -> str:
-    return f"{paper_id}:s{position}"
-
-
-def _sentence_ids(paper_ids: Iterable[str]) -> list[str]:
-    """Every id the papers' sentences may have: looking up by id is several times faster than
-    a metadata filter, and no stored abstract has more sentences."""
-    return [_sentence_id(pid, position) for pid in dict.fromkeys(paper_ids) for position in range(_MAX_SENTENCES)]
-
-
-def _paper_metadata(paper: Paper, chunk: Chunk, *, texts: bool) -> dict:
+def _paper_metadata(paper: Paper, chunk: Chunk) -> dict:
     meta: dict = {
         "paper_id": paper.id,
         "position": chunk.position,
@@ -99,8 +86,6 @@ def _paper_metadata(paper: Paper, chunk: Chunk, *, texts: bool) -> dict:
     if chunk.position == 0:
         meta["abstract"] = paper.abstract
         meta["extra"] = json.dumps(paper.extra, ensure_ascii=False)
-        # Its sentences and words are stored (written before this chunk), in this layout.
-        meta["texts"] = TEXTS_LAYOUT if texts else 0
     return meta
 
 
@@ -164,31 +149,30 @@ class Index:
         )
         self._client = _client(settings, self.path)
         self._connect()
+        self.texts = TextVectors(self._local_folder("texts") / "vectors.sqlite3", self.model_id)
         self._papers: dict[str, Paper] | None = None
-        self._without_texts: set[str] = set()
         self._first_chunks: dict[str, str] | None = None
-        self._counts: dict[str, int] = {}
+        self._facets: dict[str, tuple] | None = None
+        self._places: dict[tuple, list[str]] = {}
+        self._count: int | None = None
         self._lexical = None
         self._profile: CorpusProfile | None = None
 
-    def _open(self, name: str, **hnsw):
+    def _connect(self) -> None:
         from langchain_chroma import Chroma
 
         try:
-            return Chroma(
+            self.vectorstore = Chroma(
                 client=self._client,
-                collection_name=name,
+                collection_name=self.settings.collection,
                 embedding_function=self.embeddings,
                 collection_metadata={"embedding_model": self.model_id},
-                collection_configuration={"hnsw": {"space": "cosine", **hnsw}},
+                collection_configuration={"hnsw": {"space": "cosine"}},
             )
         except Exception as exc:  # chromadb raises its own, httpx's and ValueError alike
             raise StoreError(
                 f"cannot open the index at {self.location}: {exc}", hint=_hint(self.settings)
             ) from exc
-
-    def _connect(self) -> None:
-        self.vectorstore = self._open(self.settings.collection)
         self._collection = self.vectorstore._collection
         built_with = (self._collection.metadata or {}).get("embedding_model")
         if built_with != self.model_id:
@@ -199,13 +183,6 @@ class Index:
                 "PAPERCHAT_COLLECTION, or `paperchat reset` and ingest again",
             )
         self._generation = (self._collection.metadata or {}).get("generation")
-        self.sentences = self._open(f"{self.settings.collection}-sentences")
-        # Words are read by id, never searched: a sparse graph makes their writes cheaper.
-        self.words = self._open(f"{self.settings.collection}-words", ef_construction=16, max_neighbors=8)
-        for side in (self.sentences, self.words):
-            if (side._collection.metadata or {}).get("embedding_model") != self.model_id:
-                # Left by an index of another model under this name; a cache, so start afresh.
-                side.reset_collection()
 
     @classmethod
     def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
@@ -221,7 +198,6 @@ class Index:
             metas = got["metadatas"] or []
             self._papers = {m["paper_id"]: _paper_from_metadata(m) for m in metas}
             self._first_chunks = {m["paper_id"]: i for m, i in zip(metas, got["ids"], strict=True)}
-            self._without_texts = {m["paper_id"] for m in metas if m.get("texts") != TEXTS_LAYOUT}
         return self._papers
 
     @property
@@ -284,13 +260,27 @@ class Index:
         """Each paper's first chunk id (the one holding the paper record), as saved for this
         generation; None when there is no save to read."""
         if self._first_chunks is None:
-            folder = self._lexical_folder()
-            try:
-                if folder is not None:
-                    self._first_chunks = json.loads((folder / "first_chunks.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self._first_chunks = None
+            self._first_chunks = self._load_json("first_chunks.json")
         return self._first_chunks
+
+    def matching(self, filters: Filters) -> list[str]:
+        """The ids of the papers the filters let through. They are read from each paper's
+        facets (category, venue, authors, year), saved per generation with the profile, so a
+        filtered question does not read the paper table either."""
+        if self._facets is None:
+            self._facets = self._load_json("facets.json")
+            if self._facets is None:
+                self._facets = self._build_facets()
+                self._save_json("facets.json", self._facets)
+            # Papers share a few hundred (category, venue, year) places: each is tested once.
+            self._places = {}
+            for pid, (category, venue, _, year) in self._facets.items():
+                self._places.setdefault((category, venue, year), []).append(pid)
+        ids = [pid for place, pids in self._places.items() if filters.admits_place(*place) for pid in pids]
+        return [pid for pid in ids if filters.admits_authors(self._facets[pid][2])] if filters.author else ids
+
+    def _build_facets(self) -> dict[str, tuple]:
+        return {p.id: (p.category, p.venue, p.authors, p.year) for p in self.papers.values()}
 
     def profile(self) -> CorpusProfile:
         """What question analysis reads of the corpus: size, term counts, venues, authors, names.
@@ -299,18 +289,25 @@ class Index:
         instead of the whole paper table."""
         if self._profile is None:
             folder = self._lexical_folder()
-            saved = folder / "profile.json" if folder is not None else None
-            if saved is not None and saved.is_file():
-                try:
-                    fields = json.loads(saved.read_text(encoding="utf-8"))
-                    self._profile = CorpusProfile(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-                except (OSError, ValueError, TypeError):  # damaged: built again below
-                    self._profile = None
+            fields = self._load_json("profile.json")
+            try:
+                self._profile = CorpusProfile(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+            except (AttributeError, TypeError):  # none saved, or damaged: built again below
+                self._profile = None
             if self._profile is None:
                 self._profile = self._build_profile()
                 self._save_json("profile.json", dataclasses.asdict(self._profile))
                 self._save_json("first_chunks.json", self._first_chunks)
+                self._save_json("facets.json", self._build_facets())
         return self._profile
+
+    def _load_json(self, name: str):
+        """What `_save_json` saved for this generation; None when there is none to read."""
+        folder = self._lexical_folder()
+        try:
+            return json.loads((folder / name).read_text(encoding="utf-8")) if folder is not None else None
+        except (OSError, ValueError):
+            return None
 
     def _save_json(self, name: str, value) -> None:
         """Save `value` in this generation's folder, whole or not at all."""
@@ -345,55 +342,32 @@ class Index:
 
     def stored_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors ingest stored for these words, by word; the others are not in the result."""
-        wanted = {stable_id(t): t for t in texts}
-        found: dict[str, np.ndarray] = {}
-        for ids in self._batches(list(wanted)):
-            got = self.words.get(ids=ids, include=["embeddings", "documents"])
-            for i, text, vector in zip(got["ids"], got["documents"], got["embeddings"], strict=True):
-                if wanted[i] == text:
-                    found[text] = np.asarray(vector, dtype=np.float32)
-        return found
+        return self.texts.words(texts)
 
-    def stored_sentences(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, np.ndarray]]]:
-        """Each paper's abstract sentences, in order, with their vectors, as ingest stored them;
-        papers stored without them are not in the result."""
-        if not paper_ids:
-            return {}
-        got = self.sentences.get(ids=_sentence_ids(paper_ids), include=["documents", "metadatas", "embeddings"])
-        found: dict[str, dict[int, tuple[str, np.ndarray]]] = {}
-        for text, meta, vector in zip(got["documents"], got["metadatas"], got["embeddings"], strict=True):
-            found.setdefault(meta["paper_id"], {})[meta["position"]] = (text, np.asarray(vector, dtype=np.float32))
-        return {
-            pid: [at[i] for i in range(len(at))] for pid, at in found.items() if set(at) == set(range(len(at)))
-        }
-
-    def _batches(self, items: list) -> Iterator[list]:
-        size = self._client.get_max_batch_size()
-        for start in range(0, len(items), size):
-            yield items[start : start + size]
+    def stored_sentences(self, papers: Sequence[Paper]) -> dict[str, Sentences]:
+        """Each paper's abstract sentences, in order, with their vectors. Papers stored without
+        them (or as another version) get them now, unless sentence vectors are off; papers with
+        none to store are not in the result."""
+        ids = [p.id for p in papers]
+        if self.settings.sentence_vectors:
+            stored = self.texts.hashes(ids)
+            missing = [p for p in papers if stored.get(p.id) != p.content_hash]
+            if missing:
+                self._write_texts(missing)
+        return self.texts.sentences(ids)
 
     def dense_search(self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None) -> list[DenseHit]:
         """Nearest chunks by cosine similarity, optionally only among some papers."""
-        return self._nearest(self.vectorstore, query_vector, n, paper_ids)
-
-    def sentence_search(
-        self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None
-    ) -> list[DenseHit]:
-        """Nearest abstract sentences by cosine similarity, optionally only among some papers."""
-        return self._nearest(self.sentences, query_vector, n, paper_ids)
-
-    def _nearest(self, store, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None) -> list[DenseHit]:
         if paper_ids is not None and not paper_ids:
             return []
         where = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
         # Counting costs a scan, so once per generation.
-        name = store._collection.name
-        if name not in self._counts:
-            self._counts[name] = store._collection.count()
-        n = min(n, self._counts[name])
+        if self._count is None:
+            self._count = self._collection.count()
+        n = min(n, self._count)
         if n == 0:
             return []
-        found = store.similarity_search_by_vector_with_relevance_scores(list(query_vector), k=n, filter=where)
+        found = self.vectorstore.similarity_search_by_vector_with_relevance_scores(list(query_vector), k=n, filter=where)
         # Chroma's cosine space returns distance = 1 - cosine similarity.
         return [DenseHit(d.metadata["paper_id"], 1.0 - dist, d.page_content) for d, dist in found]
 
@@ -420,17 +394,19 @@ class Index:
                 self._save_lexical(folder)
         return self._lexical
 
+    def _local_folder(self, kind: str) -> Path:
+        """This machine's folder for what it keeps of the collection: beside the embedded store,
+        or in data_dir for a server's collection."""
+        if self.path is not None:
+            return self.path.parent / kind / self.settings.collection
+        server = re.sub(r"[^A-Za-z0-9.-]+", "_", self.settings.chroma_url or "")
+        return Path(self.settings.data_dir) / kind / server / self.settings.collection
+
     def _lexical_folder(self) -> Path | None:
-        """Where the BM25 index of this generation is saved: beside the embedded store, or in
-        data_dir for a server's collection. None for a store not stamped yet."""
+        """Where the BM25 index of this generation is saved; None for a store not stamped yet."""
         if self._generation is None:
             return None
-        if self.path is not None:
-            base = self.path.parent / "lexical" / self.settings.collection
-        else:
-            server = re.sub(r"[^A-Za-z0-9.-]+", "_", self.settings.chroma_url or "")
-            base = Path(self.settings.data_dir) / "lexical" / server / self.settings.collection
-        return base / self._generation
+        return self._local_folder("lexical") / self._generation
 
     def _save_lexical(self, folder: Path) -> None:
         try:
@@ -459,11 +435,13 @@ class Index:
         indexed = {pid: p.content_hash for pid, p in self.papers.items()}
         todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
         added = sum(1 for p in todo if p.id not in indexed)
-        # Unchanged papers stored before sentence vectors were: only their sentences are embedded.
-        bare = [
-            p for p in latest.values()
-            if self.settings.sentence_vectors and p.id in self._without_texts and indexed[p.id] == p.content_hash
-        ]
+        # Unchanged papers whose sentences are not stored (indexed before, or by another client
+        # of the server): only their sentences and words are embedded.
+        bare: list[Paper] = []
+        if self.settings.sentence_vectors:
+            unchanged = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
+            stored = self.texts.hashes([p.id for p in unchanged])
+            bare = [p for p in unchanged if stored.get(p.id) != p.content_hash]
         written, done, total = 0, 0, len(todo) + len(bare)
         if progress:
             progress(0, total)
@@ -474,6 +452,7 @@ class Index:
                 done += len(batch)
                 if progress:
                     progress(done, total)
+        self._drop_old_layout()
         if total:
             self._invalidate()
             # The next process then opens by reading the saved BM25 index and profile.
@@ -494,7 +473,7 @@ class Index:
         for paper in papers:
             for chunk in chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap):
                 texts.append(chunk.text)
-                metas.append(_paper_metadata(paper, chunk, texts=self.settings.sentence_vectors))
+                metas.append(_paper_metadata(paper, chunk))
                 ids.append(chunk.id)
         self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
         fresh = set(ids)
@@ -506,48 +485,46 @@ class Index:
         return len(ids)
 
     def _write_texts(self, papers: list[Paper]) -> None:
-        """Embed and store the papers' sentences (each under its paper and position) and the
-        words not stored yet; a sentence already stored as it is is not embedded again."""
-        sentences: dict[str, tuple[str, dict]] = {}
+        """Split the papers' abstracts into sentences and store them with the papers' words;
+        only what is not stored yet (a sentence as it is, a word any paper has) is embedded."""
+        split: dict[str, tuple[str, list[str]]] = {}
         words: dict[str, None] = {}
         for paper in papers:
-            paper_sentences, paper_words = evidence_texts(paper)
-            if len(paper_sentences) > _MAX_SENTENCES:  # no abstract; its questions split it then
-                paper_sentences = []
-            for position, sentence in enumerate(paper_sentences):
-                sentences[_sentence_id(paper.id, position)] = (sentence, {"paper_id": paper.id, "position": position})
+            sentences, paper_words = evidence_texts(paper)
+            split[paper.id] = (paper.content_hash, sentences if len(sentences) <= _MAX_SENTENCES else [])
             words.update(dict.fromkeys(paper_words))
-        got = self.sentences.get(ids=_sentence_ids([p.id for p in papers]), include=["documents"])
-        stored = dict(zip(got["ids"], got["documents"], strict=True))
-        todo = [i for i, (text, _) in sentences.items() if stored.get(i) != text]
-        for batch in self._batches(todo):
-            self.sentences.add_texts(
-                [sentences[i][0] for i in batch], metadatas=[sentences[i][1] for i in batch], ids=batch
-            )
-        stale = [i for i in stored if i not in sentences]
-        if stale:
-            self.sentences.delete(ids=stale)
-        ids = {stable_id(w): w for w in words}
-        present = {i for batch in self._batches(list(ids)) for i in self.words.get(ids=batch, include=[])["ids"]}
-        for batch in self._batches([w for i, w in ids.items() if i not in present]):
-            self.words.add_texts(batch, ids=[stable_id(w) for w in batch])
+        vectors = {t: v for stored in self.texts.sentences(list(split)).values() for t, v in stored}
+        stored_words = self.texts.words(list(words))
+        new_words = [w for w in words if w not in stored_words]
+        todo = list(dict.fromkeys([t for _, sentences in split.values() for t in sentences if t not in vectors] + new_words))
+        if todo:
+            vectors.update(zip(todo, np.asarray(self.embeddings.embed_documents(todo), dtype=np.float32), strict=True))
+        self.texts.put(
+            {pid: (digest, [(t, vectors[t]) for t in sentences]) for pid, (digest, sentences) in split.items()},
+            {w: vectors[w] for w in new_words},
+        )
 
     def _write_missing_texts(self, papers: list[Paper]) -> int:
-        """Store the sentences of papers indexed without them, then mark them as having them."""
+        """Store the sentences of unchanged papers; no chunk is written and no new generation
+        starts, so the papers, the BM25 index and the profile stay as they are."""
         self._write_texts(papers)
-        first = self._collection.get(
-            where={"$and": [{"paper_id": {"$in": [p.id for p in papers]}}, {"position": 0}]}, include=[]
-        )["ids"]
-        # No new generation: the papers, the BM25 index and the profile are as they were.
-        self._collection.update(ids=first, metadatas=[{"texts": TEXTS_LAYOUT}] * len(first))
         return 0
+
+    def _drop_old_layout(self) -> None:
+        """An index made while sentences and words were Chroma collections of their own holds
+        them twice now: those collections go (their memory is what moving them out saves)."""
+        for name in (f"{self.settings.collection}-sentences", f"{self.settings.collection}-words"):
+            try:
+                self._client.delete_collection(name)
+            except Exception:  # not there: chromadb raises NotFoundError or ValueError by version
+                continue
 
     def remove(self, paper_id: str) -> Paper:
         """Delete a paper, its chunks and its sentences (words stay: other papers use them);
         returns what was removed."""
         paper = self.get(paper_id)
         self._collection.delete(where={"paper_id": paper_id})
-        self.sentences.delete(where={"paper_id": paper_id})
+        self.texts.drop([paper_id])
         self._stamp()
         self._invalidate()
         return paper
@@ -581,15 +558,15 @@ class Index:
     def _invalidate(self) -> None:
         self._papers = None
         self._first_chunks = None
-        self._counts = {}
+        self._facets = None
+        self._count = None
         self._lexical = None
         self._profile = None
 
     def reset(self) -> None:
         """Drop every paper (the collection is recreated empty, for the same model)."""
         self.vectorstore.reset_collection()
-        self.sentences.reset_collection()
-        self.words.reset_collection()
+        self.texts.clear()
         self._collection = self.vectorstore._collection
         self._stamp()
         self._invalidate()

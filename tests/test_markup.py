@@ -16,6 +16,19 @@ def test_latex_becomes_plain_text_and_stays_math_for_katex():
     assert to_plain("regret is $\\tilde O(\\sqrt T)$, and") == "regret is Õ(√(T)), and"
     assert to_plain("the Carath\\'eodory problem") == "the Carathéodory problem"
     assert to_plain("costs $5 and 10% more") == "costs $5 and 10% more"  # no LaTeX: unchanged
+
+
+def test_only_the_latex_of_a_text_is_converted_and_all_of_it_is():
+    # Converted a span at a time: commands whose argument spans words, escapes, TeX quotes,
+    # accents in braces, and the space a macro swallows.
+    text = (
+        "We propose \\emph{a very fast solver} (\\textit{e.g.}, for C\\&W) in $O(n)$ time, 2% of the "
+        "``usual'' cost, with the Nystr{\\\"o}m method and an error of \\sim 1.0, 50\\% less."
+    )
+    assert to_plain(text) == (
+        "We propose a very fast solver (e.g., for C&W) in O(n) time, 2% of the “usual” cost, "
+        "with the Nyström method and an error of ∼1.0, 50% less."
+    )
     assert to_markdown("50%$\\sim$90% of **heads** <b>") == "50%$\\sim$90% of \\*\\*heads\\*\\* \\<b\\>"
     assert to_markdown("costs $5 and $10") == "costs \\$5 and \\$10"
 

@@ -8,8 +8,7 @@ import pytest
 from conftest import SEED_SET
 
 from rag.records import Filters, Paper
-from rag.retrieval import PaperRetriever, reciprocal_rank_fusion, search, with_retriever
-from rag.text import split_sentences
+from rag.retrieval import PaperRetriever, reciprocal_rank_fusion, search
 
 LOOKUPS = [q for q in map(json.loads, SEED_SET.read_text().splitlines()) if q["type"] == "lookup"]
 
@@ -60,16 +59,3 @@ def test_an_author_filter_matches_whole_words_of_a_name():
     assert chen.matches(paper("Xilin Chen")) and chen.matches(paper("Zixiang Chen", "Greg Yang"))
     assert not chen.matches(paper("Wang-Cheng Kang", "Xingcheng Yao"))
     assert Filters(author="Li Yuan").matches(paper("Peng Jin", "Li Yuan"))
-
-
-def test_the_sentence_ranking_ranks_a_paper_by_its_best_sentence(seed_index):
-    target = seed_index.find("Flat-LoRA")
-    # One sentence of the abstract in other words: its paper is found by that sentence alone.
-    sentence = split_sentences(target.abstract)[-1]
-    only = with_retriever(seed_index.settings, "sentence")
-    assert (only.dense_weight, only.bm25_weight, only.sentence_weight) == (0.0, 0.0, 1.0)
-    assert search(seed_index, sentence, only, k=1)[0].paper.id == target.id
-    fused = seed_index.settings.model_copy(update={"sentence_weight": 1.0})
-    assert search(seed_index, sentence, fused, k=1)[0].paper.id == target.id
-    theory = search(seed_index, sentence, only, k=20, filters=Filters(category="theory"))
-    assert theory and all("theory" in s.paper.category.lower() for s in theory)

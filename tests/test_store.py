@@ -17,8 +17,9 @@ from rag.chunking import chunk_paper
 from rag.corpus import load_corpus
 from rag.embeddings import SentenceVectors
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError
-from rag.records import Paper
+from rag.records import Filters, Paper
 from rag.store import Index
+from rag.textvectors import TextVectors
 from rag.text import split_sentences
 
 
@@ -169,7 +170,7 @@ QUESTIONS = (
 
 def test_a_question_embeds_only_itself_and_answers_as_before(seed_index, embeddings):
     papers = list(seed_index.papers.values())
-    stored = seed_index.stored_sentences([p.id for p in papers])
+    stored = seed_index.texts.sentences([p.id for p in papers])
     assert {pid: [t for t, _ in s] for pid, s in stored.items()} == {p.id: evidence_texts(p)[0] for p in papers}
     words = sorted({w for p in papers for w in evidence_texts(p)[1]})
     assert set(seed_index.stored_vectors(words)) == set(words), "every paper word is stored once"
@@ -195,9 +196,9 @@ def test_removing_a_paper_drops_its_sentences_and_reset_drops_all(settings, embe
     target = index.find("Flat-LoRA")
     other = index.find("mixture head attention")
     index.remove(target.id)
-    assert set(index.stored_sentences([target.id, other.id])) == {other.id}
+    assert set(index.texts.sentences([target.id, other.id])) == {other.id}
     index.reset()
-    assert not index.stored_sentences([other.id])
+    assert not index.texts.sentences([other.id])
     assert not index.stored_vectors(evidence_texts(other)[1])
 
 
@@ -208,14 +209,13 @@ def test_a_changed_abstract_embeds_only_its_new_sentences_and_drops_the_old(sett
     sentences = evidence_texts(paper)[0]
     longer = paper.model_copy(update={"abstract": paper.abstract + " We also release a benchmark."})
     recorder = _Recorder(embeddings)
-    for store in (index.vectorstore, index.sentences, index.words):
-        store._embedding_function = recorder
+    index.embeddings = index.vectorstore._embedding_function = recorder
     index.ingest([longer])
-    assert [t for t, _ in index.stored_sentences([paper.id])[paper.id]] == [*sentences, "We also release a benchmark."]
+    assert [t for t, _ in index.texts.sentences([paper.id])[paper.id]] == [*sentences, "We also release a benchmark."]
     assert not set(sentences) & set(recorder.seen), "a sentence stored as it is is not embedded again"
     shorter = paper.model_copy(update={"abstract": " ".join(sentences[:2])})
     index.ingest([shorter])
-    assert [t for t, _ in index.stored_sentences([paper.id])[paper.id]] == sentences[:2]
+    assert [t for t, _ in index.texts.sentences([paper.id])[paper.id]] == sentences[:2]
 
 
 def test_an_index_from_before_sentence_vectors_gets_them_at_the_next_ingest(settings, embeddings):
@@ -223,14 +223,19 @@ def test_an_index_from_before_sentence_vectors_gets_them_at_the_next_ingest(sett
     Index(settings.model_copy(update={"sentence_vectors": False}), embeddings).ingest(papers)
     index = Index(settings, embeddings)
     chunks = _chunk_ids(index)
-    assert not index.stored_sentences(list(index.papers))
-    # Meanwhile its questions are answered all the same: the sentences are embedded when needed.
-    assert Assistant(index, settings).ask(QUESTIONS[0]).sources
+    assert not index.texts.sentences(list(index.papers))
+    # Meanwhile its questions are answered all the same, and what they read is stored then.
+    read = [s.paper.id for s in Assistant(index, settings).ask(QUESTIONS[0]).sources]
+    assert read and set(index.texts.sentences(read)) == set(read)
+    # The first layout kept sentences and words in Chroma collections; the next ingest drops them.
+    for side in ("sentences", "words"):
+        index._client.create_collection(f"{settings.collection}-{side}")
 
     report = index.ingest(papers)
     assert (report.added, report.updated, report.unchanged, report.chunks_written) == (0, 0, 20, 0)
     assert _chunk_ids(index) == chunks, "only the sentences are embedded, not the chunks again"
-    assert set(index.stored_sentences(list(index.papers))) == set(index.papers)
+    assert set(index.texts.sentences(list(index.papers))) == set(index.papers)
+    assert [c.name for c in index._client.list_collections()] == [settings.collection]
     assert not index.refresh(), "the papers are unchanged: no new generation, BM25 and profile stay"
     third = Index(settings, _Recorder(embeddings))
     third.ingest(papers)
@@ -240,6 +245,9 @@ def test_an_index_from_before_sentence_vectors_gets_them_at_the_next_ingest(sett
 def test_a_new_process_answers_without_reading_the_paper_table(settings, embeddings, monkeypatch):
     writer = Index(settings, embeddings)
     writer.ingest(load_corpus(PAPERS))
+    filters = (Filters(category="theory", year_min=2025), Filters(author="kallus"), Filters(venue="ICML", author="Yuan"))
+    expected = [sorted(p.id for p in writer.papers.values() if f.matches(p)) for f in filters]
+    assert all(expected)
 
     def whole_table(self):
         raise AssertionError("the paper table is read whole")
@@ -249,6 +257,8 @@ def test_a_new_process_answers_without_reading_the_paper_table(settings, embeddi
     answer = Assistant(reader, settings).ask(QUESTIONS[0])
     assert answer.sources and answer.sources[0].paper.title.startswith("MoH")
     assert reader.profile() == writer.profile(), "the profile saved at ingest, read back"
+    # A filtered question reads the facets saved with the profile, not the table.
+    assert [sorted(reader.matching(f)) for f in filters] == expected
     # A damaged save is built again (from the table), not trusted.
     (reader._lexical_folder() / "profile.json").write_text("{", encoding="utf-8")
     monkeypatch.undo()
@@ -268,3 +278,12 @@ def test_sentences_stored_for_another_version_of_an_abstract_are_not_used():
     vectors.read([paper])
     assert split_sentences(paper.abstract) == ["A new first sentence.", "A new second one."]
     assert "An old first sentence." not in vectors._cache
+
+
+def test_the_sentence_store_keeps_one_models_vectors(tmp_path):
+    store = TextVectors(tmp_path / "vectors.sqlite3", "model-a")
+    store.put({"p1": ("hash", [("A sentence.", np.ones(3, dtype=np.float32))])}, {"word": np.ones(3, dtype=np.float32)})
+    again = TextVectors(tmp_path / "vectors.sqlite3", "model-a")
+    assert [t for t, _ in again.sentences(["p1"])["p1"]] == ["A sentence."] and set(again.words(["word"])) == {"word"}
+    other = TextVectors(tmp_path / "vectors.sqlite3", "model-b")
+    assert not other.sentences(["p1"]) and not other.words(["word"]) and not other.hashes(["p1"])
