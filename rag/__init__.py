@@ -5,10 +5,12 @@
     index = Index.open(settings)
     index.ingest(load_corpus("data/papers.jsonl"))
     answer = Assistant(index, settings).ask("Which papers make attention cheaper?")
+
+A large file is better streamed: ``index.ingest(read_corpus("arxiv.jsonl.gz"))``.
 """
 
 from rag.chain import Assistant, DoneEvent, Event, SourcesEvent, TokenEvent
-from rag.corpus import load_corpus
+from rag.corpus import load_corpus, read_corpus
 from rag.errors import PaperChatError
 from rag.records import Answer, Citation, Filters, IngestReport, LoadResult, Paper, Source
 from rag.settings import Settings
@@ -32,4 +34,5 @@ __all__ = [
     "SourcesEvent",
     "TokenEvent",
     "load_corpus",
+    "read_corpus",
 ]

@@ -80,16 +80,20 @@ def _progress() -> Progress:
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> None:
     """Load corpus files (listing .txt, .jsonl[.gz], BEIR corpus.jsonl, .csv, .bib) into the index."""
-    from rag.corpus import load_corpus
+    from rag.corpus import count_papers, read_corpus
 
-    # Every file is read and checked before anything is written, so a bad file changes nothing.
-    loads = [(path, load_corpus(path, skip_invalid=skip_invalid)) for path in paths]
+    # Every file is read through and checked before anything is written, so a bad file changes
+    # nothing; then each is read again as it is indexed, never held whole.
+    sizes = [(path, count_papers(path, skip_invalid=skip_invalid)) for path in paths]
     index = _index(ctx)
     table = Table("file", "added", "updated", "unchanged", "skipped", "chunks", "seconds")
-    for path, loaded in loads:
+    for path, size in sizes:
         with _progress() as bar:
-            task = bar.add_task(f"embedding {path.name}", total=None)
-            report = index.ingest(loaded, progress=lambda done, total: bar.update(task, completed=done, total=total))
+            task = bar.add_task(f"indexing {path.name}", total=size)
+            report = index.ingest(
+                read_corpus(path, skip_invalid=skip_invalid), total=size,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
         table.add_row(
             str(path), str(report.added), str(report.updated), str(report.unchanged),
             str(len(report.skipped)), str(report.chunks_written), f"{report.seconds:.1f}",

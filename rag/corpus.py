@@ -45,6 +45,10 @@ hint), or with ``skip_invalid=True`` is left out and listed in `LoadResult.skipp
 is never an error: the first record is kept and the later ones are listed as skipped. A file that
 cannot be read at all (missing, a directory, an unknown extension, no records) raises
 `CorpusError`.
+
+`read_corpus` reads a file a line at a time, gzipped or not, and hands out each paper as it is
+read, so a 100k-paper file is never held whole (BibTeX excepted: its parser takes the whole
+text). `load_corpus` collects the same into a `LoadResult`.
 """
 
 from __future__ import annotations
@@ -53,12 +57,11 @@ import bisect
 import codecs
 import csv
 import gzip
-import io
 import json
 import re
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import groupby
 from pathlib import Path
 from typing import TypeVar
@@ -80,12 +83,14 @@ from rag.records import LoadResult, Paper, SkippedRecord, normalize_space, stabl
 T = TypeVar("T")
 
 __all__ = [
+    "count_papers",
     "load_bibtex",
     "load_corpus",
     "load_csv",
     "load_jsonl",
     "load_listing",
     "load_upload",
+    "read_corpus",
     "read_upload",
 ]
 
@@ -219,80 +224,99 @@ def _undecodable_reason(fields: object) -> str:
     return ""
 
 
-# --- reading a file and collecting its records ----------------------------------------------
+# --- reading a file record by record -------------------------------------------------------
 
 
-def _load(
-    path: str | Path, parse: Callable[[str], Iterator[_Parsed]], skip_invalid: bool
-) -> LoadResult:
+class _Lines:
+    """A file's lines, decoded one at a time, so a large or gzipped file is never held whole.
+
+    Lines are split at "\n" only: str.splitlines() also breaks at U+2028 and other separators
+    that JSON strings may hold, which would split records and shift every line number after
+    them. A "\r" left by Windows line ends is whitespace to every reader of these lines.
+    When skipping, a line that is not UTF-8 is decoded with its bad bytes marked and its number
+    noted in `undecodable`, so the record holding it can be skipped and reported there.
+    """
+
+    def __init__(self, path: Path, name: str, skip_invalid: bool) -> None:
+        self.path, self.name, self.skip_invalid = path, name, skip_invalid
+        self.undecodable: list[int] = []
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            handle = gzip.open(self.path) if self.path.name.lower().endswith(".gz") else self.path.open("rb")
+        except FileNotFoundError:
+            hint = "check the path (a relative one starts at the current directory)"
+            raise CorpusError(f"{self.name}: no such file", hint=hint) from None
+        except OSError as exc:
+            hint = "pass a corpus file you can read"
+            raise CorpusError(f"{self.name}: cannot be read ({exc.strerror})", hint=hint) from None
+        with handle:
+            number = 0
+            try:
+                for number, raw in enumerate(handle, 1):
+                    yield self._decode(number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
+            except (OSError, EOFError, zlib.error) as exc:
+                if not self.path.name.lower().endswith(".gz"):
+                    hint = "pass a corpus file you can read"
+                    raise CorpusError(f"{self.name}:{number + 1}: cannot be read ({exc})", hint=hint) from None
+                hint = "recompress it with gzip, or drop the .gz from its name if it is not compressed"
+                raise CorpusError(f"{self.name}: not a valid gzip file ({exc})", hint=hint) from None
+
+    def _decode(self, number: int, raw: bytes) -> str:
+        raw = raw.removesuffix(b"\n")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not self.skip_invalid:
+                reason = f"not UTF-8: byte 0x{raw[exc.start]:02x} cannot be decoded"
+                raise RecordError(self.name, number, reason, hint=_ENCODING_HINT) from None
+        self.undecodable.append(number)
+        return raw.decode("utf-8", errors="surrogateescape")
+
+
+_Parser = Callable[[Iterable[str]], Iterator[_Parsed]]
+
+
+def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[Paper | SkippedRecord]:
     name = str(path)
-    text, undecodable_lines = _read_text(Path(path), name, skip_invalid)
-    papers: list[Paper] = []
-    skipped: list[SkippedRecord] = []
+    lines = _Lines(Path(path), name, skip_invalid)
     first_seen: dict[str, int] = {}
+    found = False
     try:
-        for line, record in parse(text):
+        for line, record in parse(lines):
+            found = True
             try:
                 if isinstance(record, _Invalid):
                     raise record
-                if undecodable_lines and (reason := _undecodable_reason(record)):
+                if lines.undecodable and (reason := _undecodable_reason(record)):
                     # Report the line of the byte, as a strict load does, not the record's first.
-                    after = bisect.bisect_left(undecodable_lines, line)
-                    at = undecodable_lines[after] if after < len(undecodable_lines) else line
+                    after = bisect.bisect_left(lines.undecodable, line)
+                    at = lines.undecodable[after] if after < len(lines.undecodable) else line
                     raise _Invalid(reason, _ENCODING_HINT, at)
                 paper = _paper(record)
             except _Invalid as bad:
                 if not skip_invalid:
                     raise RecordError(name, bad.line or line, bad.reason, hint=bad.hint) from None
-                skipped.append(SkippedRecord(path=name, line=bad.line or line, reason=bad.reason))
+                yield SkippedRecord(path=name, line=bad.line or line, reason=bad.reason)
                 continue
             if paper.id in first_seen:
                 reason = f"duplicate id {paper.id} (first seen at line {first_seen[paper.id]})"
-                skipped.append(SkippedRecord(path=name, line=line, reason=reason))
+                yield SkippedRecord(path=name, line=line, reason=reason)
                 continue
             first_seen[paper.id] = line
-            papers.append(paper)
+            yield paper
     except _Invalid as fatal:
         raise RecordError(name, fatal.line, fatal.reason, hint=fatal.hint) from None
-    if not papers and not skipped:
+    if not found:
         raise CorpusError(f"{name}: no records found", hint=f"is this the right file? {_FORMATS}")
+
+
+def _load(path: str | Path, parse: _Parser, skip_invalid: bool) -> LoadResult:
+    papers: list[Paper] = []
+    skipped: list[SkippedRecord] = []
+    for record in _records(path, parse, skip_invalid):
+        (papers if isinstance(record, Paper) else skipped).append(record)
     return LoadResult(papers=tuple(papers), skipped=tuple(skipped))
-
-
-def _read_text(path: Path, name: str, skip_invalid: bool) -> tuple[str, list[int]]:
-    """The file's text, and the lines holding bytes that are not UTF-8 (only when skipping)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        hint = "check the path (a relative one starts at the current directory)"
-        raise CorpusError(f"{name}: no such file", hint=hint) from None
-    except OSError as exc:
-        hint = "pass a corpus file you can read"
-        raise CorpusError(f"{name}: cannot be read ({exc.strerror})", hint=hint) from None
-    if path.name.lower().endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            hint = "recompress it with gzip, or drop the .gz from its name if it is not compressed"
-            raise CorpusError(f"{name}: not a valid gzip file ({exc})", hint=hint) from None
-    data = data.removeprefix(codecs.BOM_UTF8)
-    try:
-        return data.decode("utf-8"), []
-    except UnicodeDecodeError as exc:
-        if not skip_invalid:
-            line = data.count(b"\n", 0, exc.start) + 1
-            reason = f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded"
-            raise RecordError(name, line, reason, hint=_ENCODING_HINT) from None
-    text = data.decode("utf-8", errors="surrogateescape")
-    bad_lines = [number for number, line in enumerate(_lines(text), 1) if _UNDECODABLE.search(line)]
-    return text, bad_lines
-
-
-def _lines(text: str) -> list[str]:
-    # Not str.splitlines(): it also breaks at U+2028 and other separators that JSON strings may
-    # hold, which would split records and shift every line number after them. A "\r" left by
-    # Windows line ends is whitespace to every reader of these lines.
-    return text.split("\n")
 
 
 # --- the formats ----------------------------------------------------------------------------
@@ -304,24 +328,27 @@ def load_listing(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     return _load(path, _listing_records, skip_invalid)
 
 
-def _listing_records(text: str) -> Iterator[_Parsed]:
-    paragraphs = []  # (first line number, the paragraph's lines joined)
-    numbered = enumerate(_lines(text), 1)
-    for has_text, group in groupby(numbered, key=lambda item: bool(item[1].strip())):
-        if has_text:
-            run = list(group)
-            paragraphs.append((run[0][0], " ".join(line.strip() for _, line in run)))
-    for start in range(1, len(paragraphs), 3):
-        block = paragraphs[start : start + 3]
-        if len(block) < 3:
-            yield block[0][0], _Invalid(
-                f"incomplete paper: {len(block)} of 3 paragraphs (category, authors, abstract)",
-                "give every paper a category line, an author line and an abstract, separated by "
-                f"blank lines (a missing one shifts every paper after it), {_SKIP}",
-            )
+def _listing_records(lines: Iterable[str]) -> Iterator[_Parsed]:
+    block: list[tuple[int, str]] = []  # the current paper's paragraphs: (first line, text)
+    header = True
+    for has_text, group in groupby(enumerate(lines, 1), key=lambda item: bool(item[1].strip())):
+        if not has_text:
             continue
-        (line, category), (_, authors), (_, abstract) = block
-        yield line, {"category": category, "authors": authors, "abstract": abstract}
+        run = list(group)
+        if header:
+            header = False
+            continue
+        block.append((run[0][0], " ".join(line.strip() for _, line in run)))
+        if len(block) == 3:
+            (line, category), (_, authors), (_, abstract) = block
+            block = []
+            yield line, {"category": category, "authors": authors, "abstract": abstract}
+    if block:
+        yield block[0][0], _Invalid(
+            f"incomplete paper: {len(block)} of 3 paragraphs (category, authors, abstract)",
+            "give every paper a category line, an author line and an abstract, separated by "
+            f"blank lines (a missing one shifts every paper after it), {_SKIP}",
+        )
 
 
 def load_jsonl(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
@@ -329,9 +356,9 @@ def load_jsonl(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     return _load(path, _jsonl_records, skip_invalid)
 
 
-def _jsonl_records(text: str) -> Iterator[_Parsed]:
+def _jsonl_records(lines: Iterable[str]) -> Iterator[_Parsed]:
     hint = f"make the line one JSON object, {_SKIP}"
-    for number, line in enumerate(_lines(text), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -350,8 +377,9 @@ def load_csv(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     return _load(path, _csv_records, skip_invalid)
 
 
-def _csv_records(text: str) -> Iterator[_Parsed]:
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _csv_records(lines: Iterable[str]) -> Iterator[_Parsed]:
+    # The reader is given each line's end back: a quoted cell may hold line breaks.
+    reader = csv.reader(line + "\n" for line in lines)
     header: list[str] = []
     end = 0
     try:
@@ -398,8 +426,9 @@ def _bibtex_parse(text: str) -> bibtexparser.Library:
     return bibtexparser.parse_string(text, parse_stack=stack)
 
 
-def _bibtex_records(text: str) -> Iterator[_Parsed]:
-    for block in _bibtex_parse(text).blocks:
+def _bibtex_records(lines: Iterable[str]) -> Iterator[_Parsed]:
+    # bibtexparser parses a whole string: a .bib file is the one format held whole.
+    for block in _bibtex_parse("\n".join(lines)).blocks:
         line = (block.start_line or 0) + 1  # bibtexparser counts lines from 0
         if isinstance(block, DuplicateBlockKeyBlock):
             # bibtexparser sets an entry with a taken key aside unparsed; parse it alone so the
@@ -470,11 +499,11 @@ def _latex(value: object) -> str:
 
 # --- choosing the format --------------------------------------------------------------------
 
-_LOADERS: dict[str, Callable[..., LoadResult]] = {
-    ".txt": load_listing,
-    ".jsonl": load_jsonl,
-    ".csv": load_csv,
-    ".bib": load_bibtex,
+_PARSERS: dict[str, _Parser] = {
+    ".txt": _listing_records,
+    ".jsonl": _jsonl_records,
+    ".csv": _csv_records,
+    ".bib": _bibtex_records,
 }
 _FORMATS = (
     "Corpus files are .txt (seed listing), .jsonl, .csv or .bib, each optionally gzipped"
@@ -482,18 +511,35 @@ _FORMATS = (
 )
 
 
-def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
-    """Load a corpus file, choosing the format by its extension (see the module docstring)."""
+def _parser(path: str | Path) -> _Parser:
     name = str(path)
     if Path(path).is_dir():
         hint = f"pass the corpus files in it instead. {_FORMATS}"
         raise CorpusError(f"{name} is a directory, not a corpus file", hint=hint)
     suffix = Path(name.lower().removesuffix(".gz")).suffix
-    loader = _LOADERS.get(suffix)
-    if loader is None:
+    parse = _PARSERS.get(suffix)
+    if parse is None:
         what = f"unknown corpus format {suffix!r}" if suffix else "no extension to tell its format"
         raise CorpusError(f"{name}: {what}", hint=_FORMATS)
-    return loader(path, skip_invalid=skip_invalid)
+    return parse
+
+
+def read_corpus(path: str | Path, *, skip_invalid: bool = False) -> Iterator[Paper | SkippedRecord]:
+    """A corpus file's papers and skipped records, in file order, read as they are asked for:
+    memory does not grow with the file (a .bib excepted). Errors as `load_corpus`, raised when
+    the reading reaches them."""
+    return _records(path, _parser(path), skip_invalid)
+
+
+def count_papers(path: str | Path, *, skip_invalid: bool = False) -> int:
+    """The papers a corpus file holds, read through once: a strict reading raises at its first
+    bad record, before anything of it is written anywhere."""
+    return sum(isinstance(record, Paper) for record in read_corpus(path, skip_invalid=skip_invalid))
+
+
+def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+    """Load a corpus file whole, choosing the format by its extension (see the module docstring)."""
+    return _load(path, _parser(path), skip_invalid)
 
 
 def read_upload(filename: str, data: bytes, load: Callable[[Path], T]) -> T:

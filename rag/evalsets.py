@@ -26,7 +26,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from rag.corpus import load_corpus, read_upload
+from rag.corpus import count_papers, read_corpus, read_upload
 from rag.errors import CorpusError, RecordError, StoreError
 from rag.records import EvalItem, EvalSet
 from rag.settings import Settings
@@ -220,7 +220,7 @@ def eval_index(
             update["collection"] = re.sub(r"[^A-Za-z0-9._-]", "-", f"{settings.collection}-eval-{name}")
         own = settings.model_copy(update=update)
         index = Index.open(own, embeddings=embeddings)
-        index.ingest(load_corpus(corpus), progress=progress)
+        index.ingest(read_corpus(corpus), total=count_papers(corpus), progress=progress)
     if not len(index):
         raise StoreError(f"the index at {index.location} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
     return index

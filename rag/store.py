@@ -26,8 +26,9 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
+from itertools import count, islice
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -41,13 +42,14 @@ from rag.embeddings import embedding_model_id, make_embeddings
 from rag.naming import method_name
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.offline import prepare
-from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper
+from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
 from rag.textvectors import Sentences, TextVectors
 
 Progress = Callable[[int, int], None]
 
 _BATCH = 256
+_PAGE = 5000  # rows per read of the paper table
 # More is no abstract (a hostile or broken record): its questions split it when they read it.
 _MAX_SENTENCES = 64
 
@@ -194,10 +196,18 @@ class Index:
 
     def _load_papers(self) -> dict[str, Paper]:
         if self._papers is None:
-            got = self._collection.get(where={"position": 0}, include=["metadatas"])
-            metas = got["metadatas"] or []
-            self._papers = {m["paper_id"]: _paper_from_metadata(m) for m in metas}
-            self._first_chunks = {m["paper_id"]: i for m, i in zip(metas, got["ids"], strict=True)}
+            papers: dict[str, Paper] = {}
+            first_chunks: dict[str, str] = {}
+            # A page at a time: past about 32k rows Chroma's own SQL query overflows SQLite's
+            # limit on bound variables ("too many SQL variables").
+            for offset in count(0, _PAGE):
+                got = self._collection.get(where={"position": 0}, include=["metadatas"], limit=_PAGE, offset=offset)
+                metas = got["metadatas"] or []
+                papers.update((m["paper_id"], _paper_from_metadata(m)) for m in metas)
+                first_chunks.update((m["paper_id"], i) for m, i in zip(metas, got["ids"], strict=True))
+                if len(metas) < _PAGE:
+                    break
+            self._papers, self._first_chunks = papers, first_chunks
         return self._papers
 
     @property
@@ -420,47 +430,63 @@ class Index:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def ingest(self, papers: Iterable[Paper] | LoadResult, *, progress: Progress | None = None) -> IngestReport:
+    def ingest(
+        self,
+        papers: Iterable[Paper | SkippedRecord] | LoadResult,
+        *,
+        progress: Progress | None = None,
+        total: int | None = None,
+    ) -> IngestReport:
         """Upsert papers: new ones are added, changed ones replaced, unchanged ones left alone.
 
-        Chunks are written before stale ones are deleted, so an interrupted ingest never loses
-        a paper that was indexed before it.
+        `papers` may be a stream (`read_corpus`): it is read a batch at a time, and `progress`
+        counts the papers read of `total` (its length where it has one). Chunks are written
+        before stale ones are deleted, so an interrupted ingest never loses a paper that was
+        indexed before it.
         """
         started = time.perf_counter()
-        skipped = papers.skipped if isinstance(papers, LoadResult) else ()
-        incoming = list(papers.papers if isinstance(papers, LoadResult) else papers)
-        latest = {p.id: p for p in incoming}
+        if isinstance(papers, LoadResult):
+            papers = [*papers.papers, *papers.skipped]
+        if total is None and isinstance(papers, Sized):
+            total = sum(isinstance(p, Paper) for p in papers)
         self.refresh()
         # Every field that goes into content_hash is stored, so the stored paper's hash is its own.
         indexed = {pid: p.content_hash for pid, p in self.papers.items()}
-        todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
-        added = sum(1 for p in todo if p.id not in indexed)
-        # Unchanged papers whose sentences are not stored (indexed before, or by another client
-        # of the server): only their sentences and words are embedded.
-        bare: list[Paper] = []
-        if self.settings.sentence_vectors:
-            unchanged = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
-            stored = self.texts.hashes([p.id for p in unchanged])
-            bare = [p for p in unchanged if stored.get(p.id) != p.content_hash]
-        written, done, total = 0, 0, len(todo) + len(bare)
+        skipped: list[SkippedRecord] = []
+        seen: set[str] = set()
+        added = updated = unchanged = written = done = 0
         if progress:
-            progress(0, total)
-        for work, batches in ((self._write, todo), (self._write_missing_texts, bare)):
-            for start in range(0, len(batches), _BATCH):
-                batch = batches[start : start + _BATCH]
-                written += work(batch)
-                done += len(batch)
-                if progress:
-                    progress(done, total)
+            progress(0, total or 0)
+        stream = iter(papers)
+        while batch := list(islice(stream, _BATCH)):
+            skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
+            latest = {p.id: p for p in batch if isinstance(p, Paper)}
+            todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
+            added += sum(p.id not in indexed and p.id not in seen for p in todo)
+            updated += sum(p.id in indexed or p.id in seen for p in todo)
+            unchanged += len(latest) - len(todo)
+            seen.update(latest)
+            if todo:
+                written += self._write(todo)
+            if self.settings.sentence_vectors:
+                # Unchanged papers whose sentences are not stored (indexed before, or by another
+                # client of the server): only their sentences and words are embedded.
+                same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
+                stored = self.texts.hashes([p.id for p in same])
+                if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
+                    self._write_texts(bare)
+            done += len(latest)
+            if progress:
+                progress(done, max(total or 0, done))
         self._drop_old_layout()
-        if total:
+        if added or updated:
             self._invalidate()
             # The next process then opens by reading the saved BM25 index and profile.
             self.profile()
         return IngestReport(
             added=added,
-            updated=len(todo) - added,
-            unchanged=len(latest) - len(todo),
+            updated=updated,
+            unchanged=unchanged,
             skipped=tuple(skipped),
             chunks_written=written,
             seconds=time.perf_counter() - started,
@@ -503,12 +529,6 @@ class Index:
             {pid: (digest, [(t, vectors[t]) for t in sentences]) for pid, (digest, sentences) in split.items()},
             {w: vectors[w] for w in new_words},
         )
-
-    def _write_missing_texts(self, papers: list[Paper]) -> int:
-        """Store the sentences of unchanged papers; no chunk is written and no new generation
-        starts, so the papers, the BM25 index and the profile stay as they are."""
-        self._write_texts(papers)
-        return 0
 
     def _drop_old_layout(self) -> None:
         """An index made while sentences and words were Chroma collections of their own holds

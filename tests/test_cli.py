@@ -53,7 +53,10 @@ def test_summarize_stats_and_remove(tmp_path):
 def test_a_bad_file_names_its_line_and_indexes_nothing(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "title": "T", "abstract": "An abstract."}\n{"id": "b", "title": "U"}\n')
-    done = run(tmp_path / "index", "ingest", str(bad), check=False)
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": "g", "title": "G", "abstract": "Another abstract."}\n')
+    # Every file is checked before any is written: neither the good file nor line 1 goes in.
+    done = run(tmp_path / "index", "ingest", str(good), str(bad), check=False)
     assert done.returncode == 1
     assert "bad.jsonl:2" in done.stderr and "hint:" in done.stderr
     assert "Traceback" not in done.stderr

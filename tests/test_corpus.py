@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from pathlib import Path
 
 import pytest
 from conftest import shared_file
 
-from rag.corpus import load_bibtex, load_corpus, load_csv, load_jsonl, load_listing
+from rag.corpus import count_papers, load_bibtex, load_corpus, load_csv, load_jsonl, load_listing, read_corpus
 from rag.errors import CorpusError, RecordError
 from rag.records import SkippedRecord, normalize_space, stable_id
 
@@ -427,16 +426,57 @@ def test_changing_the_abstract_changes_the_content_hash_not_the_own_id(workdir):
 
 
 def test_scale_corpus_loads_whole_with_years_from_venues():
-    path = shared_file("data/scale_corpus.jsonl.gz")
-
-    started = time.perf_counter()
-    result = load_corpus(path)
-    seconds = time.perf_counter() - started
+    result = load_corpus(shared_file("data/scale_corpus.jsonl.gz"))
 
     assert len(result.papers) == 13_687 and result.skipped == ()
     assert all(p.year is not None and p.venue.endswith(str(p.year)) for p in result.papers)
     assert min(p.year for p in result.papers) >= 2023
-    assert seconds < 10, f"loading took {seconds:.1f} s"
+
+
+def test_a_file_is_read_a_record_at_a_time(tmp_path):
+    lines = [json.dumps({"id": f"p{i}", "title": f"Paper {i}", "abstract": f"Abstract {i}."}) for i in range(2)]
+    path = tmp_path / "papers.jsonl.gz"
+    path.write_bytes(gzip.compress("\n".join([*lines, '{"id": "p2", "title": ']).encode()))
+
+    stream = read_corpus(path)
+    # The first papers come out before the reading reaches the broken third line.
+    assert [next(stream).id, next(stream).id] == ["p0", "p1"]
+    with pytest.raises(RecordError, match=r"papers\.jsonl\.gz:3: invalid JSON"):
+        next(stream)
+    assert count_papers(path, skip_invalid=True) == 2
+    with pytest.raises(RecordError, match=r":3: "):
+        count_papers(path)
+
+
+@pytest.mark.parametrize("name", ["big.jsonl.gz", "big.csv", "big.txt"])
+def test_reading_a_large_file_holds_one_record_at_a_time(tmp_path, name):
+    import csv
+    import io
+    import tracemalloc
+
+    abstract = "A sentence of the abstract that says little. " * 100  # 4.6 kB
+    n = 3000
+    path = tmp_path / name
+    if name.endswith(".jsonl.gz"):
+        body = "\n".join(json.dumps({"id": f"p{i}", "title": f"T {i}", "abstract": abstract}) for i in range(n))
+        path.write_bytes(gzip.compress(body.encode()))
+    elif name.endswith(".csv"):
+        out = io.StringIO()
+        csv.writer(out).writerows([("id", "title", "abstract"), *((f"p{i}", f"T {i}", abstract) for i in range(n))])
+        path.write_text(out.getvalue())
+    else:
+        path.write_text("header\n\n" + "".join(f"Cat {i}\n\nA. Author\n\n{abstract}{i}\n\n" for i in range(n)))
+    size = n * len(abstract)
+
+    tracemalloc.start()
+    try:
+        read = sum(1 for _ in read_corpus(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert read == n
+    assert peak < size / 20, f"reading {size / 2**20:.0f} MB of abstracts peaked at {peak / 2**20:.1f} MB"
 
 
 

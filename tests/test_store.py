@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -287,3 +288,63 @@ def test_the_sentence_store_keeps_one_models_vectors(tmp_path):
     assert [t for t, _ in again.sentences(["p1"])["p1"]] == ["A sentence."] and set(again.words(["word"])) == {"word"}
     other = TextVectors(tmp_path / "vectors.sqlite3", "model-b")
     assert not other.sentences(["p1"]) and not other.words(["word"]) and not other.hashes(["p1"])
+
+
+def test_a_stream_is_ingested_a_batch_at_a_time_and_counted(settings):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from rag.records import SkippedRecord
+
+    index = Index(settings.model_copy(update={"sentence_vectors": False}), DeterministicFakeEmbedding(size=16))
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i} with method {i}.") for i in range(600)]
+    bad = SkippedRecord(path="papers.jsonl", line=7, reason="missing abstract")
+    pulled = []
+
+    def stream(items):
+        for item in items:
+            pulled.append(item)
+            yield item
+
+    seen: list[tuple[int, int]] = []
+    read_by_then: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        read_by_then.append(len(pulled))
+
+    first = index.ingest(stream([*papers[:300], bad, *papers[300:]]), total=600, progress=progress)
+    # Progress came batch by batch, the first batch written before the stream was read further.
+    assert seen[0] == (0, 600) and seen[-1] == (600, 600) and len(seen) >= 4
+    assert read_by_then[1] < 300
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert (first.added, first.updated, first.unchanged, first.skipped) == (600, 0, 0, (bad,))
+    assert len(index) == 600 and len(pulled) == 601
+
+    changed = [p.model_copy(update={"abstract": p.abstract + " Again."}) if i % 100 == 0 else p for i, p in enumerate(papers)]
+    unsized: list[tuple[int, int]] = []
+    second = index.ingest(iter(changed), progress=lambda *a: unsized.append(a))
+    assert (second.added, second.updated, second.unchanged) == (0, 6, 594)
+    assert len(index) == 600 and index.stats().chunks == first.chunks_written
+    assert index.get("p100").abstract.endswith("Again.")
+    # With no total known, the bar's total keeps up with what was read.
+    assert unsized[-1] == (600, 600) and all(done <= total for done, total in unsized)
+
+
+def test_the_paper_table_is_read_a_page_at_a_time(settings, monkeypatch):
+    # At 100k papers one read overflows SQLite's limit on bound variables inside Chroma.
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    import rag.store
+
+    fake = DeterministicFakeEmbedding(size=16)
+    unpaged = settings.model_copy(update={"sentence_vectors": False})
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(20)]
+    Index(unpaged, fake).ingest(papers)
+    monkeypatch.setattr(rag.store, "_PAGE", 7)
+    reopened = Index(unpaged, fake)
+    reads: list[int | None] = []
+    get = reopened._collection.get
+    monkeypatch.setattr(reopened, "_collection", SimpleNamespace(get=lambda **kw: reads.append(kw.get("limit")) or get(**kw)))
+    assert sorted(reopened.papers) == sorted(p.id for p in papers)
+    assert reopened.get("p19") == papers[19]
+    assert reads == [7, 7, 7]

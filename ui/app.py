@@ -110,9 +110,9 @@ def upload(index: Index) -> None:
         except PaperChatError as error:
             show_error(error)
             return
-        bar = st.progress(0.0, text="Embedding…")
+        bar = st.progress(0.0, text="Indexing…")
         report = index.ingest(
-            loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Embedding {done}/{total}")
+            loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}")
         )
         st.session_state.ingested = (file.name, report)
         # The stats, filters and examples above were drawn before this ingest.
