@@ -13,7 +13,9 @@ Two layouts:
   ``<data_dir>/eval/<corpus name>`` and reused.
 - A BEIR benchmark directory (SciFact, the generated known-item set): ``corpus.jsonl[.gz]``,
   ``queries.jsonl`` and ``qrels/<split>.tsv`` (query-id, corpus-id, graded score). It brings
-  its own papers, which are indexed once into ``<data_dir>/eval/<name>`` and reused.
+  its own papers, which are indexed once into ``<data_dir>/eval/<name>`` and reused. Its
+  calibration and report halves are fixed by a hash of each query id, so they do not depend on
+  the order of the files.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,7 +133,9 @@ def _question(path: str, number: int, line: str) -> EvalItem:
 
 
 def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
-    """A BEIR benchmark; the split is `split`, else ``test`` if present, else the only qrels file."""
+    """A BEIR benchmark; the split is `split`, else ``test`` if present, else the only qrels file.
+
+    `split` may also be a half (calibration, report) of that default split."""
     directory = Path(directory)
     corpus = next((directory / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (directory / n).is_file()), None)
     queries_path = directory / "queries.jsonl"
@@ -140,7 +145,8 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
             f"{directory} is not a BEIR benchmark",
             hint="it needs corpus.jsonl (or .jsonl.gz), queries.jsonl and a qrels/ folder of .tsv files",
         )
-    qrels_path = _qrels_file(qrels_dir, split)
+    half = split if split in _SPLITS else None
+    qrels_path = _qrels_file(qrels_dir, None if half else split)
     relevance = _read_qrels(qrels_path)
     queries: dict[str, str] = {}
     for number, line in enumerate(queries_path.read_text(encoding="utf-8").splitlines(), 1):
@@ -153,11 +159,12 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
     items = tuple(
         EvalItem(id=qid, question=queries[qid], relevance=grades, type=directory.name)
         for qid, grades in relevance.items()
-        if qid in queries
+        if qid in queries and (half is None or _SPLITS[zlib.crc32(qid.encode()) % 2] == half)
     )
     if not items:
         raise CorpusError(f"{qrels_path}: no judged query is in {queries_path}")
-    return EvalSet(name=directory.name, path=str(directory), items=items, corpus=str(corpus))
+    name = f"{directory.name}-{half}" if half else directory.name
+    return EvalSet(name=name, path=str(directory), items=items, corpus=str(corpus))
 
 
 def _qrels_file(qrels_dir: Path, split: str | None) -> Path:
@@ -213,7 +220,7 @@ def eval_index(
         if not corpus.exists():
             raise CorpusError(f"{corpus}: the corpus of {eval_set.path} is not there", hint="put it there, or pass another set")
         # A BEIR folder's corpus is its own; a question set's corpus file may serve several sets.
-        name = eval_set.name if corpus.name.startswith("corpus.") else corpus.name.split(".")[0]
+        name = Path(eval_set.path).name if corpus.name.startswith("corpus.") else corpus.name.split(".")[0]
         update: dict = {"data_dir": settings.data_dir / "eval" / name}
         if settings.chroma_url:
             # On a server: the set's own collection beside the team's, not the team's itself.

@@ -1,8 +1,8 @@
 """BM25 over whole papers (title + abstract) with bm25s, English stop words and Snowball stems.
 
 Paper-level rather than chunk-level: BM25 length normalisation already handles long abstracts,
-and one score per paper is what fusion needs. On SciFact train this set-up reaches nDCG@10
-0.696 alone (dense MiniLM: 0.669; their fusion: 0.712).
+and one score per paper is what fusion needs. On SciFact train's report half this set-up
+reaches nDCG@10 0.705 alone (dense MiniLM: 0.660; their fusion: 0.741).
 
 An index is saved to a folder and loaded back memory-mapped, so opening a large corpus does not
 tokenize every abstract again (`rag.store` decides when a saved one is still current).

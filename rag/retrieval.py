@@ -1,8 +1,10 @@
-"""Hybrid retrieval: dense (Chroma, cosine) and BM25, fused by weighted reciprocal rank fusion.
+"""Hybrid retrieval: dense (Chroma, cosine) and BM25, fused by a weighted sum of their scores.
 
 Results are papers, not chunks: a paper's chunks count once (its best chunk stands for it), so
-the top-k is k distinct papers. Measured on SciFact (nDCG@10): bm25s 0.686, MiniLM dense 0.650,
-their RRF 0.716. The weights are settings because on known-item (title) queries BM25 alone wins.
+the top-k is k distinct papers. Scores, not ranks, are fused: reciprocal rank fusion gives a
+confident BM25 top hit (a title's rare words) the same lead as a near tie, and fell below BM25
+alone on known-item queries; the score sum stays above both sides on every set measured
+(`bench/README.md`, "Fusion").
 """
 
 from __future__ import annotations
@@ -33,16 +35,28 @@ class Ranked:
     passage: str = ""
 
 
-def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[str]], weights: Sequence[float], *, k: int = 60
+def score_fusion(
+    lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]
 ) -> list[tuple[str, float]]:
-    """Weighted RRF (Cormack et al. 2009): score = sum of w / (k + rank); ties by first ranking."""
-    scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    order = {item: i for i, item in enumerate(dict.fromkeys(i for r in rankings for i in r))}
-    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    """A weighted sum of each list's scores, each divided by its list's top score; best first.
+
+    The floor is 0, not the list's lowest score (Bruch et al. 2023's "theoretical" min-max), so a
+    list whose scores are all close keeps them close instead of being stretched over [0, 1]. A
+    paper a list did not return gets that list's lowest scaled score: it ranked below all of them.
+    Ties keep the order of first appearance."""
+    fused: dict[str, float] = {}
+    scaled: list[tuple[dict[str, float], float, float]] = []
+    for items, weight in zip(lists, weights, strict=True):
+        top = max((score for _, score in items), default=0.0)
+        if weight <= 0 or top <= 0:
+            continue
+        scores = {item: max(score, 0.0) / top for item, score in items}
+        scaled.append((scores, min(scores.values()), weight))
+        for item in scores:
+            fused.setdefault(item, 0.0)
+    for item in fused:
+        fused[item] = sum(weight * scores.get(item, floor) for scores, floor, weight in scaled)
+    return sorted(fused.items(), key=lambda kv: -kv[1])
 
 
 def search(
@@ -66,29 +80,25 @@ def search(
         if not allowed:
             return []
     ranked: dict[str, Ranked] = {}
-    dense_order: list[str] = []
+    dense_order: list[tuple[str, float]] = []
     if settings.dense_weight > 0:
         vector = query_vector if query_vector is not None else index.embeddings.embed_query(focus or question_focus(query))
         # More chunks than papers wanted, since several chunks of one paper collapse into one.
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:
-                dense_order.append(hit.paper_id)
+                dense_order.append((hit.paper_id, hit.similarity))
                 ranked[hit.paper_id] = Ranked(
                     hit.paper_id, len(dense_order), hit.similarity, passage=hit.text
                 )
-    lexical_order: list[str] = []
+    lexical_order: list[tuple[str, float]] = []
     if settings.bm25_weight > 0:
         for rank, hit in enumerate(index.lexical.search(query, settings.candidates, allowed), start=1):
-            lexical_order.append(hit.paper_id)
+            lexical_order.append((hit.paper_id, hit.score))
             prior = ranked.get(hit.paper_id, Ranked(hit.paper_id))
             ranked[hit.paper_id] = Ranked(
                 hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score, prior.passage
             )
-    fused = reciprocal_rank_fusion(
-        [dense_order, lexical_order],
-        [settings.dense_weight, settings.bm25_weight],
-        k=settings.rrf_k,
-    )
+    fused = score_fusion([dense_order, lexical_order], [settings.dense_weight, settings.bm25_weight])
     sources = []
     papers = index.fetch([paper_id for paper_id, _ in fused[:k]])
     for paper_id, score in fused[:k]:

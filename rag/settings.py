@@ -74,10 +74,10 @@ class Settings(BaseSettings):
     # cl100k tokens; MiniLM reads 256 word pieces, so a chunk this size is seen whole.
     chunk_size: int = Field(default=256, ge=32)
     chunk_overlap: int = Field(default=32, ge=0)
-    # Fusion weights stay settings: on known-item (title) queries BM25 alone beats the fusion.
+    # The weights of the dense and BM25 scores in the fusion (rag.retrieval.score_fusion); equal
+    # weights sit in the middle of a plateau (0.45-0.6 for dense) on the calibration halves.
     dense_weight: float = Field(default=1.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
-    rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=50, ge=1)
     # Below this cosine similarity between the question's focus and the closest sentence of the
     # retrieved abstracts, a question whose key terms are not strongly met is not covered

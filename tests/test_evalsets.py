@@ -96,6 +96,22 @@ def test_a_beir_corpus_is_indexed_once_into_its_own_folder(tmp_path, settings, e
     assert len(again) == 2 and missing_gold(pets, again) == set()
 
 
+def test_a_beir_set_splits_into_fixed_halves_over_one_index(tmp_path, settings, embeddings):
+    folder = _beir(tmp_path / "pets", {"train": "".join(f"q{n}\td1\t1\n" for n in range(1, 13))})
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{n}", "text": "cats"}) + "\n" for n in range(1, 13)))
+    whole = {i.id for i in load_beir(folder).items}
+    calibration, report = (load_beir(folder, split=half) for half in ("calibration", "report"))
+    assert calibration.items and report.items
+    assert {i.id for i in calibration.items} | {i.id for i in report.items} == whole
+    assert not {i.id for i in calibration.items} & {i.id for i in report.items}
+    assert (calibration.name, report.name) == ("pets-calibration", "pets-report")
+    shuffled = list(reversed((folder / "queries.jsonl").read_text().splitlines()))
+    (folder / "queries.jsonl").write_text("\n".join(shuffled) + "\n")
+    assert {i.id for i in load_beir(folder, split="report").items} == {i.id for i in report.items}
+    # Both halves are judged over the benchmark's one index, not an index per half.
+    assert eval_index(report, settings, embeddings=embeddings).path.is_relative_to(settings.data_dir / "eval" / "pets")
+
+
 def test_an_empty_index_is_an_error_with_a_hint(settings, embeddings):
     empty = EvalSet(name="s", path="s", items=())
     with pytest.raises(StoreError, match="empty") as caught:

@@ -128,7 +128,10 @@ _FRAME = re.compile(
 
 def question_focus(question: str) -> str:
     """The question without its framing words ("Which papers ...", "Is there work on ..."),
-    for embedding; the question itself when nothing would be left."""
+    for embedding; the question itself when nothing would be left.
+
+    Applied to statements too: measured per query type (`eval/fusion_study.py`), it helps dense
+    retrieval on questions and moves it by at most 0.003 nDCG@10 on claims and titles."""
     focus = re.sub(r"\s+", " ", re.sub(r"[?,]", " ", _FRAME.sub(" ", question))).strip(" .")
     return focus if len(focus.split()) >= 2 else question
 
