@@ -47,10 +47,12 @@ def score_fusion(
     fused: dict[str, float] = {}
     scaled: list[tuple[dict[str, float], float, float]] = []
     for items, weight in zip(lists, weights, strict=True):
-        top = max((score for _, score in items), default=0.0)
-        if weight <= 0 or top <= 0:
+        if weight <= 0 or not items:
             continue
-        scores = {item: max(score, 0.0) / top for item, score in items}
+        top = max(score for _, score in items)
+        # Papers a list holds are kept even when none scored above 0 (a few papers left by a
+        # filter, all far from the question): behind any that did score, in the list's order.
+        scores = {item: max(score, 0.0) / top if top > 0 else 0.0 for item, score in items}
         scaled.append((scores, min(scores.values()), weight))
         for item in scores:
             fused.setdefault(item, 0.0)

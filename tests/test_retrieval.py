@@ -31,6 +31,12 @@ def test_a_confident_top_hit_keeps_its_lead():
     assert score_fusion([dense, lexical], [1.0, 1.0])[0][0] == "t"
 
 
+def test_papers_are_kept_when_no_score_is_above_zero():
+    # A filter left two papers, both a little against the question: they are still the answer.
+    fused = score_fusion([[("a", -0.02), ("b", -0.05)], []], [1.0, 1.0])
+    assert [item for item, _ in fused] == ["a", "b"]
+
+
 def test_a_paper_one_list_missed_scores_below_that_lists_last():
     fused = dict(score_fusion([[("a", 0.9), ("b", 0.45)], [("c", 4.0), ("a", 2.0)]], [1.0, 1.0]))
     assert fused["c"] == pytest.approx(1.0 + 0.5)  # dense did not return c: b's 0.45 / 0.9
