@@ -44,6 +44,29 @@ def test_second_ingest_adds_nothing(settings, embeddings):
     assert len(index) == 20
 
 
+def test_ingest_looks_papers_up_by_id_not_by_reading_the_paper_table(settings, monkeypatch):
+    # At 100k papers reading the table takes seconds to minutes; a re-ingest that changes
+    # nothing reads none of it, and one that adds papers reads it once, to rebuild BM25 and
+    # the profile.
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    fake = DeterministicFakeEmbedding(size=16)
+    plain = settings.model_copy(update={"sentence_vectors": False})
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(30)]
+    Index(plain, fake).ingest(papers[:20])
+    reopened = Index(plain, fake)
+    reads = []
+    load = reopened._load_papers
+    # A read is a call that finds no table in memory.
+    monkeypatch.setattr(reopened, "_load_papers", lambda: reads.append(reopened._papers is None) or load())
+    again = reopened.ingest(papers[:20])
+    assert (again.added, again.unchanged, sum(reads)) == (0, 20, 0)
+    assert len(reopened) == 20 and sum(reads) == 0  # counted by the saved profile
+    more = reopened.ingest(papers)
+    assert (more.added, more.unchanged, sum(reads)) == (10, 20, 1)
+    assert len(Index(plain, fake)) == 30
+
+
 def test_changed_abstract_replaces_only_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     papers = list(load_corpus(PAPERS).papers)
