@@ -244,16 +244,22 @@ class Index:
         return min(hits, key=lambda p: (len(p.display_title), p.id))
 
     def stats(self) -> IndexStats:
-        papers = self.papers.values()
+        """Counts from each paper's facets, saved per generation: the app's sidebar shows them
+        on every rerun, and reading the paper table for them takes seconds at 100k papers."""
+        facets = self._facet_table().values()
         return IndexStats(
-            papers=len(self.papers),
+            papers=len(facets),
             chunks=self._collection.count(),
             embedding_model=self.model_id,
             location=self.location,
-            categories=dict(Counter(p.category for p in papers if p.category).most_common()),
-            venues=dict(Counter(p.venue for p in papers if p.venue).most_common()),
-            years=dict(sorted(Counter(p.year for p in papers if p.year).items())),
+            categories=dict(Counter(category for category, _, _, _ in facets if category).most_common()),
+            venues=dict(Counter(venue for _, venue, _, _ in facets if venue).most_common()),
+            years=dict(sorted(Counter(year for _, _, _, year in facets if year).items())),
         )
+
+    def sample(self, n: int) -> dict[str, Paper]:
+        """Up to `n` papers, all of them in a corpus that small, without reading the table."""
+        return self.fetch(list(self._facet_table())[:n])
 
     def fetch(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
         """These papers by id (those still indexed), without reading the whole paper table."""
@@ -281,6 +287,12 @@ class Index:
         """The ids of the papers the filters let through. They are read from each paper's
         facets (category, venue, authors, year), saved per generation with the profile, so a
         filtered question does not read the paper table either."""
+        facets = self._facet_table()
+        ids = [pid for place, pids in self._places.items() if filters.admits_place(*place) for pid in pids]
+        return [pid for pid in ids if filters.admits_authors(facets[pid][2])] if filters.author else ids
+
+    def _facet_table(self) -> dict[str, tuple]:
+        """Each paper's (category, venue, authors, year), as saved for this generation."""
         if self._facets is None:
             self._facets = self._load_json("facets.json")
             if self._facets is None:
@@ -290,8 +302,7 @@ class Index:
             self._places = {}
             for pid, (category, venue, _, year) in self._facets.items():
                 self._places.setdefault((category, venue, year), []).append(pid)
-        ids = [pid for place, pids in self._places.items() if filters.admits_place(*place) for pid in pids]
-        return [pid for pid in ids if filters.admits_authors(self._facets[pid][2])] if filters.author else ids
+        return self._facets
 
     def _build_facets(self) -> dict[str, tuple]:
         return {p.id: (p.category, p.venue, p.authors, p.year) for p in self.papers.values()}

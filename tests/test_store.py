@@ -62,6 +62,7 @@ def test_ingest_looks_papers_up_by_id_not_by_reading_the_paper_table(settings, m
     again = reopened.ingest(papers[:20])
     assert (again.added, again.unchanged, sum(reads)) == (0, 20, 0)
     assert len(reopened) == 20 and sum(reads) == 0  # counted by the saved profile
+    assert reopened.stats().papers == 20 and len(reopened.sample(5)) == 5 and sum(reads) == 0
     more = reopened.ingest(papers)
     assert (more.added, more.unchanged, sum(reads)) == (10, 20, 1)
     assert len(Index(plain, fake)) == 30
