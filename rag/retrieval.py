@@ -44,7 +44,6 @@ def score_fusion(
     list whose scores are all close keeps them close instead of being stretched over [0, 1]. A
     paper a list did not return gets that list's lowest scaled score: it ranked below all of them.
     Ties keep the order of first appearance."""
-    fused: dict[str, float] = {}
     scaled: list[tuple[dict[str, float], float, float]] = []
     for items, weight in zip(lists, weights, strict=True):
         if weight <= 0 or not items:
@@ -54,10 +53,8 @@ def score_fusion(
         # filter, all far from the question): behind any that did score, in the list's order.
         scores = {item: max(score, 0.0) / top if top > 0 else 0.0 for item, score in items}
         scaled.append((scores, min(scores.values()), weight))
-        for item in scores:
-            fused.setdefault(item, 0.0)
-    for item in fused:
-        fused[item] = sum(weight * scores.get(item, floor) for scores, floor, weight in scaled)
+    order = dict.fromkeys(item for scores, _, _ in scaled for item in scores)
+    fused = {item: sum(weight * scores.get(item, floor) for scores, floor, weight in scaled) for item in order}
     return sorted(fused.items(), key=lambda kv: -kv[1])
 
 

@@ -249,13 +249,19 @@ class Index:
         facets = self._facet_table().values()
         return IndexStats(
             papers=len(facets),
-            chunks=self._collection.count(),
+            chunks=self._chunk_count(),
             embedding_model=self.model_id,
             location=self.location,
             categories=dict(Counter(category for category, _, _, _ in facets if category).most_common()),
             venues=dict(Counter(venue for _, venue, _, _ in facets if venue).most_common()),
             years=dict(sorted(Counter(year for _, _, _, year in facets if year).items())),
         )
+
+    def _chunk_count(self) -> int:
+        # Counting costs a scan in Chroma, so once per generation (the sidebar asks every rerun).
+        if self._count is None:
+            self._count = self._collection.count()
+        return self._count
 
     def sample(self, n: int) -> dict[str, Paper]:
         """Up to `n` papers, all of them in a corpus that small, without reading the table."""
@@ -386,10 +392,7 @@ class Index:
         if paper_ids is not None and not paper_ids:
             return []
         where = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
-        # Counting costs a scan, so once per generation.
-        if self._count is None:
-            self._count = self._collection.count()
-        n = min(n, self._count)
+        n = min(n, self._chunk_count())
         if n == 0:
             return []
         found = self.vectorstore.similarity_search_by_vector_with_relevance_scores(list(query_vector), k=n, filter=where)
