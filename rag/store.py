@@ -8,8 +8,10 @@ error.
 The store is embedded (a folder under `data_dir`) or, with `chroma_url`, a Chroma server that
 several people share. Every write stamps the collection with a new generation; `refresh` compares
 it with the one this process last read, so one client sees another's ingest at its next question.
-The BM25 index is saved under the generation it was built for and loaded while that generation
-is current, so it cannot drift out of step with the store.
+What a question reads of the whole corpus (the BM25 index, each paper's facets, the corpus
+profile: `rag.catalog`) is saved under the generation it was made for and read while that
+generation is current, so it cannot drift out of step with the store. An ingest makes the next
+generation's catalog from the last one and the papers it wrote.
 
 What the answerer reads of each paper (`rag.answering.evidence.evidence_texts`: its abstract's
 sentences and its words) is split and embedded at ingest and kept beside Chroma
@@ -19,7 +21,6 @@ before, or by another client of the server) gets them the first time a question 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shutil
@@ -37,9 +38,9 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answering.evidence import evidence_texts
 from rag.answering.question import CorpusProfile
+from rag.catalog import Catalog, Entry, entry
 from rag.chunking import chunk_paper
 from rag.embeddings import embedding_model_id, make_embeddings
-from rag.naming import method_name
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.offline import prepare
 from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper, SkippedRecord
@@ -153,12 +154,9 @@ class Index:
         self._connect()
         self.texts = TextVectors(self._local_folder("texts") / "vectors.sqlite3", self.model_id)
         self._papers: dict[str, Paper] | None = None
-        self._first_chunks: dict[str, str] | None = None
-        self._facets: dict[str, tuple] | None = None
-        self._places: dict[tuple, list[str]] = {}
+        self._table_first_chunks: dict[str, str] = {}
         self._count: int | None = None
-        self._lexical = None
-        self._profile: CorpusProfile | None = None
+        self._catalog: Catalog | None = None
 
     def _connect(self) -> None:
         from langchain_chroma import Chroma
@@ -207,7 +205,7 @@ class Index:
                 first_chunks.update((m["paper_id"], i) for m, i in zip(metas, got["ids"], strict=True))
                 if len(metas) < _PAGE:
                     break
-            self._papers, self._first_chunks = papers, first_chunks
+            self._papers, self._table_first_chunks = papers, first_chunks
         return self._papers
 
     @property
@@ -220,11 +218,11 @@ class Index:
         # count them takes seconds at 100k papers (a chat's first prompt waited on it).
         if self._papers is not None or self._generation is None:
             return len(self.papers)
-        return self.profile().papers
+        return self.catalog.profile.papers
 
     def get(self, paper_id: str) -> Paper:
         try:
-            return self.papers[paper_id]
+            return self.fetch([paper_id])[paper_id]
         except KeyError:
             raise PaperNotFoundError(
                 f"no paper with id {paper_id!r} in the index", hint="`paperchat stats` lists what is indexed"
@@ -246,7 +244,7 @@ class Index:
     def stats(self) -> IndexStats:
         """Counts from each paper's facets, saved per generation: the app's sidebar shows them
         on every rerun, and reading the paper table for them takes seconds at 100k papers."""
-        facets = self._facet_table().values()
+        facets = self.catalog.facets.values()
         return IndexStats(
             papers=len(facets),
             chunks=self._chunk_count(),
@@ -265,111 +263,49 @@ class Index:
 
     def sample(self, n: int) -> dict[str, Paper]:
         """Up to `n` papers, all of them in a corpus that small, without reading the table."""
-        return self.fetch(list(self._facet_table())[:n])
+        return self.fetch(list(self.catalog.facets)[:n])
 
     def fetch(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
         """These papers by id (those still indexed), without reading the whole paper table."""
         if self._papers is not None:
             return {i: self._papers[i] for i in paper_ids if i in self._papers}
-        if not paper_ids:
+        # By the first chunk's id: several times faster than a metadata filter.
+        rows = self.catalog.first_chunks
+        ids = [rows[i] for i in dict.fromkeys(paper_ids) if i in rows]
+        if not ids:
             return {}
-        rows = self._first_chunk_ids()
-        if rows is not None:  # by id: several times faster than a metadata filter
-            got = self._collection.get(ids=[rows[i] for i in dict.fromkeys(paper_ids) if i in rows], include=["metadatas"])
-        else:
-            got = self._collection.get(
-                where={"$and": [{"paper_id": {"$in": list(paper_ids)}}, {"position": 0}]}, include=["metadatas"]
-            )
+        got = self._collection.get(ids=ids, include=["metadatas"])
         return {m["paper_id"]: _paper_from_metadata(m) for m in got["metadatas"] or []}
-
-    def _first_chunk_ids(self) -> dict[str, str] | None:
-        """Each paper's first chunk id (the one holding the paper record), as saved for this
-        generation; None when there is no save to read."""
-        if self._first_chunks is None:
-            self._first_chunks = self._load_json("first_chunks.json")
-        return self._first_chunks
 
     def matching(self, filters: Filters) -> list[str]:
         """The ids of the papers the filters let through. They are read from each paper's
         facets (category, venue, authors, year), saved per generation with the profile, so a
         filtered question does not read the paper table either."""
-        facets = self._facet_table()
-        ids = [pid for place, pids in self._places.items() if filters.admits_place(*place) for pid in pids]
+        facets = self.catalog.facets
+        ids = [pid for place, pids in self.catalog.places.items() if filters.admits_place(*place) for pid in pids]
         return [pid for pid in ids if filters.admits_authors(facets[pid][2])] if filters.author else ids
 
-    def _facet_table(self) -> dict[str, tuple]:
-        """Each paper's (category, venue, authors, year), as saved for this generation."""
-        if self._facets is None:
-            self._facets = self._load_json("facets.json")
-            if self._facets is None:
-                self._facets = self._build_facets()
-                self._save_json("facets.json", self._facets)
-            # Papers share a few hundred (category, venue, year) places: each is tested once.
-            self._places = {}
-            for pid, (category, venue, _, year) in self._facets.items():
-                self._places.setdefault((category, venue, year), []).append(pid)
-        return self._facets
+    @property
+    def catalog(self) -> Catalog:
+        """This generation's catalog (`rag.catalog`): saved with the generation, or made from the
+        paper table and saved for the next process."""
+        if self._catalog is None:
+            if self._generation is None and self._collection.count():
+                # Written before generations were recorded: stamp it once, so the catalog made
+                # now is saved as the current generation's.
+                self._stamp()
+            self._catalog = Catalog(self._catalog_folder(), self._table_entries)
+        return self._catalog
 
-    def _build_facets(self) -> dict[str, tuple]:
-        return {p.id: (p.category, p.venue, p.authors, p.year) for p in self.papers.values()}
+    def _table_entries(self) -> list[Entry]:
+        """Every paper's catalog entry, from the paper table read whole (a minute at 100k
+        papers): for a generation with no catalog saved."""
+        papers = self.papers
+        return [entry(p, self._table_first_chunks[pid]) for pid, p in papers.items()]
 
     def profile(self) -> CorpusProfile:
-        """What question analysis reads of the corpus: size, term counts, venues, authors, names.
-
-        Saved beside the BM25 index of the same generation, so a new process reads one file
-        instead of the whole paper table."""
-        if self._profile is None:
-            folder = self._lexical_folder()
-            fields = self._load_json("profile.json")
-            try:
-                self._profile = CorpusProfile(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-            except (AttributeError, TypeError):  # none saved, or damaged: built again below
-                self._profile = None
-            if self._profile is None:
-                self._profile = self._build_profile()
-                self._save_json("profile.json", dataclasses.asdict(self._profile))
-                self._save_json("first_chunks.json", self._first_chunks)
-                self._save_json("facets.json", self._build_facets())
-        return self._profile
-
-    def _load_json(self, name: str):
-        """What `_save_json` saved for this generation; None when there is none to read."""
-        folder = self._lexical_folder()
-        try:
-            return json.loads((folder / name).read_text(encoding="utf-8")) if folder is not None else None
-        except (OSError, ValueError):
-            return None
-
-    def _save_json(self, name: str, value) -> None:
-        """Save `value` in this generation's folder, whole or not at all."""
-        folder = self._lexical_folder()
-        if folder is None or not folder.is_dir():
-            return
-        partial = folder / f"{name}.{uuid.uuid4().hex}.tmp"
-        try:
-            partial.write_text(json.dumps(value), encoding="utf-8")
-            partial.replace(folder / name)
-        except OSError:  # a read-only place only costs the next process a rebuild
-            partial.unlink(missing_ok=True)
-
-    def _build_profile(self) -> CorpusProfile:
-        papers = list(self.papers.values())
-        names: dict[str, str] = {}
-        for paper in papers:
-            # Only coined names ("MoH", "Flat-LoRA", "ActionPiece"), from the title or the
-            # method the abstract introduces: a title used as a name is a phrase of words.
-            for name in (paper.short_name, method_name(paper.abstract)):
-                if name and name != paper.title and len(name.split()) <= 3 and "et al." not in name and " and " not in name:
-                    names.setdefault(name, paper.id)
-        return CorpusProfile(
-            papers=len(papers),
-            document_frequency=self.lexical.document_frequency(),
-            venues=tuple(sorted({p.venue for p in papers if p.venue})),
-            authors=tuple(sorted({a for p in papers for a in p.authors})),
-            categories=tuple(sorted({p.category for p in papers if p.category})),
-            years=tuple(sorted({p.year for p in papers if p.year})),
-            names=names,
-        )
+        """What question analysis reads of the corpus: size, term counts, venues, authors, names."""
+        return self.catalog.profile
 
     def stored_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors ingest stored for these words, by word; the others are not in the result."""
@@ -401,26 +337,8 @@ class Index:
 
     @property
     def lexical(self):
-        """The BM25 index over papers (title + abstract): the one saved for the store's current
-        generation, else built from the papers (and saved for the next process)."""
-        if self._lexical is None:
-            from rag.lexical import LexicalIndex
-
-            folder = self._lexical_folder()
-            if folder is not None and folder.is_dir():
-                try:
-                    self._lexical = LexicalIndex.load(folder)
-                except (OSError, ValueError):  # a damaged save: build it again
-                    shutil.rmtree(folder, ignore_errors=True)
-            if self._lexical is None:
-                self._lexical = LexicalIndex.build(list(self.papers.values()))
-                if folder is None:
-                    # Built before generations were recorded: stamp it once, so the index just
-                    # built is the current generation's.
-                    self._stamp()
-                    folder = self._lexical_folder()
-                self._save_lexical(folder)
-        return self._lexical
+        """The BM25 index over papers (title + abstract), this generation's."""
+        return self.catalog.lexical
 
     def _local_folder(self, kind: str) -> Path:
         """This machine's folder for what it keeps of the collection: beside the embedded store,
@@ -430,21 +348,11 @@ class Index:
         server = re.sub(r"[^A-Za-z0-9.-]+", "_", self.settings.chroma_url or "")
         return Path(self.settings.data_dir) / kind / server / self.settings.collection
 
-    def _lexical_folder(self) -> Path | None:
-        """Where the BM25 index of this generation is saved; None for a store not stamped yet."""
+    def _catalog_folder(self) -> Path | None:
+        """Where this generation's catalog is saved; None for a store not stamped yet."""
         if self._generation is None:
             return None
-        return self._local_folder("lexical") / self._generation
-
-    def _save_lexical(self, folder: Path) -> None:
-        try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            self._lexical.save(folder)
-        except OSError:  # a read-only place only costs the next process a rebuild
-            return
-        for older in folder.parent.iterdir():
-            if older != folder and not older.name.endswith(".tmp"):
-                shutil.rmtree(older, ignore_errors=True)
+        return self._local_folder("catalog") / self._generation
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -471,6 +379,11 @@ class Index:
         skipped: list[SkippedRecord] = []
         seen: set[str] = set()
         added = updated = unchanged = written = done = 0
+        # The catalog this ingest updates, and what it writes; `alone` stays true while no other
+        # process writes to the store between this ingest's writes.
+        base: Catalog | None = None
+        entries: dict[str, Entry] = {}
+        alone = True
         if progress:
             progress(0, total or 0)
         stream = iter(papers)
@@ -487,7 +400,9 @@ class Index:
             unchanged += len(latest) - len(todo)
             seen.update(latest)
             if todo:
-                written += self._write(todo)
+                base = base or self.catalog.complete()
+                written += self._write(todo, entries)
+                alone = self._stamp() and alone
             if self.settings.sentence_vectors:
                 # Unchanged papers whose sentences are not stored (indexed before, or by another
                 # client of the server): only their sentences and words are embedded.
@@ -500,9 +415,7 @@ class Index:
                 progress(done, max(total or 0, done))
         self._drop_old_layout()
         if added or updated:
-            self._invalidate()
-            # The next process then opens by reading the saved BM25 index and profile.
-            self.profile()
+            self._next_catalog(base.updated((), list(entries.values())) if alone else None)
         return IngestReport(
             added=added,
             updated=updated,
@@ -512,12 +425,27 @@ class Index:
             seconds=time.perf_counter() - started,
         )
 
-    def _write(self, papers: list[Paper]) -> int:
+    def _next_catalog(self, catalog: Catalog | None) -> None:
+        """After a write: the new generation's catalog is `catalog`, made by updating the last
+        one, or (None) made from the paper table; saved either way, so the next process opens
+        by reading it."""
+        self._invalidate()
+        if catalog is None:
+            self.catalog.complete()
+        else:
+            catalog.save(self._catalog_folder())
+            self._catalog = catalog
+
+    def _write(self, papers: list[Paper], entries: dict[str, Entry]) -> int:
+        """Write the papers' chunks (and sentences), add their catalog entries to `entries`;
+        returns how many chunks were written."""
         if self.settings.sentence_vectors:
             self._write_texts(papers)
         texts, metas, ids = [], [], []
         for paper in papers:
-            for chunk in chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap):
+            chunks = chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap)
+            entries[paper.id] = entry(paper, chunks[0].id)
+            for chunk in chunks:
                 texts.append(chunk.text)
                 metas.append(_paper_metadata(paper, chunk))
                 ids.append(chunk.id)
@@ -527,7 +455,6 @@ class Index:
         stale = [i for i in old if i not in fresh]
         if stale:
             self._collection.delete(ids=stale)
-        self._stamp()
         return len(ids)
 
     def _write_texts(self, papers: list[Paper]) -> None:
@@ -558,15 +485,17 @@ class Index:
                 self._client.delete_collection(name)
             except Exception:  # not there: chromadb raises NotFoundError or ValueError by version
                 continue
+        # The BM25 index alone, saved per generation before the catalog held it.
+        shutil.rmtree(self._local_folder("lexical"), ignore_errors=True)
 
     def remove(self, paper_id: str) -> Paper:
         """Delete a paper, its chunks and its sentences (words stay: other papers use them);
         returns what was removed."""
         paper = self.get(paper_id)
+        base = self.catalog.complete()
         self._collection.delete(where={"paper_id": paper_id})
         self.texts.drop([paper_id])
-        self._stamp()
-        self._invalidate()
+        self._next_catalog(base.updated([paper_id], ()) if self._stamp() else None)
         return paper
 
     def refresh(self) -> bool:
@@ -588,20 +517,22 @@ class Index:
         self._invalidate()
         return True
 
-    def _stamp(self) -> None:
-        """A new generation: every other reader's cache of the store is now stale."""
+    def _stamp(self) -> bool:
+        """A new generation: every other reader's cache of the store is now stale. Returns
+        whether the generation it replaces is the one this process last saw (no other process
+        wrote in between)."""
+        last = (self._client.get_collection(self.settings.collection).metadata or {}).get("generation")
         # Chroma replaces a collection's metadata whole, and refuses to restate its space.
         meta = {k: v for k, v in (self._collection.metadata or {}).items() if not k.startswith("hnsw:")}
+        alone = last == self._generation
         self._generation = meta["generation"] = uuid.uuid4().hex
         self._collection.modify(metadata=meta)
+        return alone
 
     def _invalidate(self) -> None:
         self._papers = None
-        self._first_chunks = None
-        self._facets = None
         self._count = None
-        self._lexical = None
-        self._profile = None
+        self._catalog = None
 
     def reset(self) -> None:
         """Drop every paper (the collection is recreated empty, for the same model)."""

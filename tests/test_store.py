@@ -45,9 +45,8 @@ def test_second_ingest_adds_nothing(settings, embeddings):
 
 
 def test_ingest_looks_papers_up_by_id_not_by_reading_the_paper_table(settings, monkeypatch):
-    # At 100k papers reading the table takes seconds to minutes; a re-ingest that changes
-    # nothing reads none of it, and one that adds papers reads it once, to rebuild BM25 and
-    # the profile.
+    # At 100k papers reading the table takes seconds to minutes; an ingest reads none of it:
+    # it looks papers up by id and updates the saved catalog.
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     fake = DeterministicFakeEmbedding(size=16)
@@ -64,7 +63,7 @@ def test_ingest_looks_papers_up_by_id_not_by_reading_the_paper_table(settings, m
     assert len(reopened) == 20 and sum(reads) == 0  # counted by the saved profile
     assert reopened.stats().papers == 20 and len(reopened.sample(5)) == 5 and sum(reads) == 0
     more = reopened.ingest(papers)
-    assert (more.added, more.unchanged, sum(reads)) == (10, 20, 1)
+    assert (more.added, more.unchanged, sum(reads)) == (10, 20, 0)
     assert len(Index(plain, fake)) == 30
 
 
@@ -109,30 +108,79 @@ def test_a_second_reader_of_the_folder_sees_an_ingest(settings, embeddings):
 
 
 def test_the_bm25_index_is_saved_per_generation_and_loaded_by_the_next_process(settings, embeddings, monkeypatch):
-    from rag.lexical import LexicalIndex
-
     papers = list(load_corpus(PAPERS).papers)
     writer = Index(settings, embeddings)
     writer.ingest(papers[:10])
     built = writer.lexical.search("attention heads", 5)
-    saved = writer._lexical_folder()
+    saved = writer._catalog_folder()
     assert saved.is_dir()
 
-    def no_build(papers):
+    def no_build(self):
         raise AssertionError("a saved index of the current generation is loaded, not built")
 
     with monkeypatch.context() as patched:
-        patched.setattr(LexicalIndex, "build", no_build)
+        patched.setattr(Index, "_table_entries", no_build)
         reader = Index(settings, embeddings)
         assert reader.lexical.search("attention heads", 5) == built
         assert reader.lexical.document_frequency() == writer.lexical.document_frequency()
     # A write makes a new generation: its index is built once, saved, and the old one removed.
     writer.ingest(papers[10:])
     assert reader.refresh() and len(reader.lexical.ids) == 20
-    assert not saved.exists() and reader._lexical_folder().is_dir()
+    assert not saved.exists() and reader._catalog_folder().is_dir()
     # A damaged save is built again, not trusted.
-    (reader._lexical_folder() / "ids.json").write_text("[", encoding="utf-8")
+    (reader._catalog_folder() / "ids.json").write_text("[", encoding="utf-8")
     assert len(Index(settings, embeddings).lexical.ids) == 20
+
+
+def _catalog_as_built_from_the_table(index: Index):
+    from rag.catalog import Catalog
+
+    return Catalog.empty().updated((), Index(index.settings, index.embeddings)._table_entries())
+
+
+def _bm25_scores(catalog, queries):
+    return [{h.paper_id: round(h.score, 4) for h in catalog.lexical.search(q, 50)} for q in queries]
+
+
+def test_ingest_and_removal_update_the_catalog_to_what_a_rebuild_from_the_table_makes(settings, monkeypatch):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    plain = settings.model_copy(update={"sentence_vectors": False})
+    papers = list(load_corpus(PAPERS).papers)
+    index = Index(plain, DeterministicFakeEmbedding(size=16))
+    index.ingest(papers[:12])
+    monkeypatch.setattr(Index, "_table_entries", lambda self: pytest.fail("the catalog is rebuilt from the table"))
+    changed = papers[3].model_copy(update={"abstract": "Entirely new words: lattice cryptography for federated graphs."})
+    index.ingest([*papers[:3], changed, *papers[4:]])
+    index.remove(papers[7].id)
+    monkeypatch.undo()
+    queries = ["attention heads", "low-rank adaptation flat minima", "lattice cryptography", papers[7].title]
+    rebuilt = _catalog_as_built_from_the_table(index)
+    # The next process reads what the updates saved.
+    updated = Index(plain, index.embeddings).catalog
+    assert updated.profile == rebuilt.profile and updated.profile.papers == 19
+    assert updated.facets == rebuilt.facets and updated.first_chunks == rebuilt.first_chunks
+    assert _bm25_scores(updated, queries) == _bm25_scores(rebuilt, queries)
+    assert updated.lexical.search("lattice cryptography", 1)[0].paper_id == papers[3].id
+    assert papers[7].id not in {h.paper_id for h in updated.lexical.search(papers[7].title, 50)}
+
+
+def test_an_ingest_that_another_process_wrote_into_makes_its_catalog_from_the_table(settings):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    plain = settings.model_copy(update={"sentence_vectors": False})
+    fake = DeterministicFakeEmbedding(size=16)
+    mine, other = Index(plain, fake), Index(plain, fake)
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(300)]
+    intruder = Paper(id="other", title="Written meanwhile", abstract="Another process writes about zebras.")
+
+    def progress(done: int, total: int) -> None:
+        if done == 256:  # between this ingest's first and second batch
+            other.ingest([intruder])
+
+    mine.ingest(papers, progress=progress)
+    assert len(mine) == 301 and len(Index(plain, fake)) == 301
+    assert mine.lexical.search("zebras", 1)[0].paper_id == "other"
 
 
 def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
@@ -285,7 +333,7 @@ def test_a_new_process_answers_without_reading_the_paper_table(settings, embeddi
     # A filtered question reads the facets saved with the profile, not the table.
     assert [sorted(reader.matching(f)) for f in filters] == expected
     # A damaged save is built again (from the table), not trusted.
-    (reader._lexical_folder() / "profile.json").write_text("{", encoding="utf-8")
+    (reader._catalog_folder() / "profile.json").write_text("{", encoding="utf-8")
     monkeypatch.undo()
     assert Index(settings, embeddings).profile() == writer.profile()
 
