@@ -4,8 +4,10 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 CORPUS  ?= data/papers.jsonl
+# Where make bench-scale grows its index (kept: make bench-update changes it).
+SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask bench-scale eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask bench-scale bench-update eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -55,7 +57,10 @@ bench-ask: install
 # 100k papers (100k: the scale corpus copied, with its vectors reused), and bench/scale.png.
 # About an hour on 2 cores.
 bench-scale: install
-	$(BIN)/python bench/bench_scale.py
+	$(BIN)/python bench/bench_scale.py --data-dir $(SCALE_INDEX)
+
+bench-update: install
+	$(BIN)/python bench/bench_update.py --data-dir $(SCALE_INDEX)
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

@@ -245,6 +245,8 @@ def main() -> None:
             "ask / retrieval": round(figures["ask p50 ms"] / figures["retrieval p50 ms"], 1),
         })
         print(table(rows[-1:]), flush=True)
+    if not rows:
+        raise SystemExit(f"the index at {data_dir} already has every size: remove it to measure again")
     first, last = rows[0], rows[-1]
     ratio = {k: (round(last[k] / first[k], 2) if isinstance(first[k], float | int) and first[k] else "") for k in first}
     rows.append({**ratio, "vectors": f"{last['papers']:,} / {first['papers']:,}"})

@@ -155,7 +155,7 @@ class Catalog:
         for name in ("lexical", *_FILES):
             self._piece(name)
         try:
-            self.lexical.terms()
+            self.lexical.term_counts()
         except (OSError, ValueError):  # saved before papers' terms were: built again
             self._rebuild()
         return self

@@ -311,9 +311,7 @@ def stats(ctx, as_json: bool) -> None:
 @click.pass_context
 def remove(ctx, paper_ids: tuple[str, ...]) -> None:
     """Delete papers (by id) and their chunks from the index."""
-    index = _index(ctx)
-    for paper_id in paper_ids:
-        paper = index.remove(paper_id)
+    for paper in _index(ctx).remove(paper_ids):
         out.print(f"removed {paper.id}: {escape(paper.display_title)}")
 
 

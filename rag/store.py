@@ -488,15 +488,18 @@ class Index:
         # The BM25 index alone, saved per generation before the catalog held it.
         shutil.rmtree(self._local_folder("lexical"), ignore_errors=True)
 
-    def remove(self, paper_id: str) -> Paper:
-        """Delete a paper, its chunks and its sentences (words stay: other papers use them);
-        returns what was removed."""
-        paper = self.get(paper_id)
+    def remove(self, paper_ids: Sequence[str]) -> list[Paper]:
+        """Delete papers, their chunks and their sentences (words stay: other papers use them);
+        returns what was removed. An id that is not indexed removes nothing."""
+        found = self.fetch(paper_ids)
+        for paper_id in paper_ids:
+            if paper_id not in found:
+                self.get(paper_id)  # raises PaperNotFoundError, with its hint
         base = self.catalog.complete()
-        self._collection.delete(where={"paper_id": paper_id})
-        self.texts.drop([paper_id])
-        self._next_catalog(base.updated([paper_id], ()) if self._stamp() else None)
-        return paper
+        self._collection.delete(where={"paper_id": {"$in": list(found)}})
+        self.texts.drop(list(found))
+        self._next_catalog(base.updated(list(found), ()) if self._stamp() else None)
+        return list(found.values())
 
     def refresh(self) -> bool:
         """Forget what was read of the store if anyone (another process, another client of the

@@ -85,7 +85,7 @@ def test_one_clients_ingest_is_seen_by_another(server, embeddings, tmp_path):
     assert answer.sources[0].paper.id == musical.id and answer.citations
 
     # A paper Bob removes is gone for Alice at her next read, and her second ingest re-adds it once.
-    bob.remove(musical.id)
+    bob.remove([musical.id])
     assert alice.refresh() and musical.id not in alice.papers
     report = alice.ingest(papers)
     assert (report.added, report.unchanged) == (1, 19)

@@ -62,8 +62,11 @@ def test_ingest_looks_papers_up_by_id_not_by_reading_the_paper_table(settings, m
     assert (again.added, again.unchanged, sum(reads)) == (0, 20, 0)
     assert len(reopened) == 20 and sum(reads) == 0  # counted by the saved profile
     assert reopened.stats().papers == 20 and len(reopened.sample(5)) == 5 and sum(reads) == 0
-    more = reopened.ingest(papers)
-    assert (more.added, more.unchanged, sum(reads)) == (10, 20, 0)
+    # A batch of papers none of which is indexed yet (Chroma refuses a look-up of no ids).
+    more = reopened.ingest(papers[20:])
+    assert (more.added, more.unchanged, sum(reads)) == (10, 0, 0)
+    again = Index(plain, fake).ingest(papers)
+    assert (again.added, again.unchanged) == (0, 30)
     assert len(Index(plain, fake)) == 30
 
 
@@ -152,7 +155,7 @@ def test_ingest_and_removal_update_the_catalog_to_what_a_rebuild_from_the_table_
     monkeypatch.setattr(Index, "_table_entries", lambda self: pytest.fail("the catalog is rebuilt from the table"))
     changed = papers[3].model_copy(update={"abstract": "Entirely new words: lattice cryptography for federated graphs."})
     index.ingest([*papers[:3], changed, *papers[4:]])
-    index.remove(papers[7].id)
+    index.remove([papers[7].id])
     monkeypatch.undo()
     queries = ["attention heads", "low-rank adaptation flat minima", "lattice cryptography", papers[7].title]
     rebuilt = _catalog_as_built_from_the_table(index)
@@ -187,12 +190,19 @@ def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))
     target = index.find("Flat-LoRA")
-    index.remove(target.id)
+    index.remove([target.id])
     assert target.id not in index.papers
     assert target.id not in _chunk_ids(index)
     assert len(index) == 19
     with pytest.raises(PaperNotFoundError, match="paperchat stats"):
-        index.remove(target.id)
+        index.remove([target.id])
+    # Several at once, or none of them when one is not indexed.
+    pair = [index.find("MoH").id, index.find("DragSolver").id]
+    with pytest.raises(PaperNotFoundError, match="no-such-paper"):
+        index.remove([*pair, "no-such-paper"])
+    assert len(Index(settings, embeddings)) == 19
+    assert sorted(p.id for p in index.remove(pair)) == sorted(pair)
+    assert len(Index(settings, embeddings)) == 17 and not set(pair) & set(_chunk_ids(index))
 
 
 def test_opening_with_another_embedding_model_is_an_error(settings, embeddings):
@@ -268,7 +278,7 @@ def test_removing_a_paper_drops_its_sentences_and_reset_drops_all(settings, embe
     index.ingest(load_corpus(PAPERS))
     target = index.find("Flat-LoRA")
     other = index.find("mixture head attention")
-    index.remove(target.id)
+    index.remove([target.id])
     assert set(index.texts.sentences([target.id, other.id])) == {other.id}
     index.reset()
     assert not index.texts.sentences([other.id])
