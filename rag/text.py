@@ -137,7 +137,11 @@ def _pysbd_spans(text: str, offset: int) -> list[tuple[int, int]]:
     # (same length, so offsets still hold).
     flat = text.replace("\n", " ")
     with _SEGMENTER_LOCK:  # a Segmenter keeps per-call state on itself, so it is not thread-safe
-        segments = _segmenter().segment(flat)
+        # Its processor's sentences, not `segment`'s: `segment` then finds each sentence in the
+        # text again with a regex compiled for that sentence, which this function does below with
+        # `str.find` (a third of the splitting time at ingest; the same sentences on 18,890
+        # abstracts of the scale corpus, SciFact and the seed papers).
+        segments = _segmenter().processor(flat).process() if flat else []
     spans: list[tuple[int, int]] = []
     cursor = 0
     for segment in segments:
