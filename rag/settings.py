@@ -8,17 +8,21 @@ the user config file, defaults.
 from __future__ import annotations
 
 import os
+import re
+import tomllib
 from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from rag.errors import ConfigError
 
 BackendName = Literal["auto", "extractive", "openai", "local"]
 
@@ -28,6 +32,40 @@ def _config_files() -> list[Path]:
     if explicit:
         return [Path(explicit)]
     return [Path(user_config_dir("paperchat")) / "config.toml", Path("paperchat.toml")]
+
+
+def _present_config_files() -> list[Path]:
+    """The config files that exist, each checked to be TOML: a broken one is a ConfigError naming
+    its file and line, not a parser's traceback."""
+    present = [p for p in _config_files() if p.is_file()]
+    for path in present:
+        try:
+            tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read the config file: {exc}", hint="fix or remove it") from None
+        except tomllib.TOMLDecodeError as exc:
+            line = re.search(r"at line (\d+)", str(exc))
+            where = f"{path}:{line[1]}" if line else str(path)
+            reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+            raise ConfigError(f"{where}: not valid TOML: {reason}", hint="fix the line, or remove the file") from None
+    return present
+
+
+def _source(field: str, overrides: dict, files: list[Path]) -> str:
+    """Where a setting's value came from, as a user would look for it."""
+    if field in overrides:
+        return f"the {field} option"
+    known = Settings.model_fields.get(field)
+    alias = known.validation_alias if known else None
+    names = alias.choices if isinstance(alias, AliasChoices) else [f"PAPERCHAT_{field.upper()}"]
+    for name in names:
+        if isinstance(name, str) and name in os.environ:
+            return name
+    for path in files:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if re.match(rf"\s*{re.escape(field)}\s*=", line):
+                return f"{path}:{number}: {field}"
+    return field
 
 
 class Settings(BaseSettings):
@@ -88,6 +126,20 @@ class Settings(BaseSettings):
     threads: int = Field(default_factory=lambda: os.cpu_count() or 1)
     # Where `paperchat eval` and the Evaluate page write their run folders.
     reports_dir: Path = Path(__file__).resolve().parents[1] / "eval" / "reports"
+
+    def __init__(self, **values) -> None:
+        files = _present_config_files()
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            problems = [
+                f"{_source(str(e['loc'][0]), values, files)} is {e['input']!r}: {e['msg'].replace('Input should', 'it should')}"
+                for e in exc.errors()
+            ]
+            raise ConfigError(
+                "bad setting: " + "; ".join(problems),
+                hint="fix or unset it (the README's Settings section lists them all)",
+            ) from None
 
     @classmethod
     def settings_customise_sources(

@@ -73,6 +73,20 @@ def test_unknown_paper_is_a_clean_error(tmp_path):
 # --- answer forms, in the terminal (the seed listing: no titles, LaTeX in its abstracts) ---------
 
 
+def test_a_bad_setting_is_a_message_in_every_command_not_a_traceback(tmp_path):
+    config = tmp_path / "broken.toml"
+    config.write_text("k = [\n", encoding="utf-8")
+    for env, expected in (
+        ({"PAPERCHAT_K": "0"}, "PAPERCHAT_K is '0'"),
+        ({"PAPERCHAT_BACKEND": "bogus"}, "PAPERCHAT_BACKEND is 'bogus'"),
+        ({"PAPERCHAT_CONFIG": str(config)}, f"{config}:"),
+    ):
+        for command in (["stats"], ["ask", "How does MoH work?"]):
+            done = run(tmp_path / "index", *command, check=False, env=env)
+            assert done.returncode == 1 and expected in done.stderr
+            assert "Traceback" not in done.stderr and "hint:" in done.stderr
+
+
 def test_a_question_the_corpus_does_not_answer_is_declined_with_the_closest_papers(listing_index):
     done = run(listing_index, "ask", "Which paper uses LoRA adapters for federated learning across many clients?")
     assert "do not answer this" in done.stdout and "“federated" in done.stdout

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from rag.errors import ConfigError
 from rag.settings import Settings
 
 
@@ -29,3 +33,33 @@ def test_no_key_by_default(monkeypatch):
     settings = Settings()
     assert not settings.has_openai_key
     assert isinstance(settings.data_dir, Path)
+
+
+def test_a_bad_value_names_its_variable_the_value_and_what_is_allowed(monkeypatch):
+    monkeypatch.setenv("PAPERCHAT_K", "0")
+    monkeypatch.setenv("PAPERCHAT_BACKEND", "bogus")
+    with pytest.raises(ConfigError) as raised:
+        Settings()
+    message = raised.value.message
+    assert "PAPERCHAT_K is '0': it should be greater than or equal to 1" in message
+    assert "PAPERCHAT_BACKEND is 'bogus': it should be 'auto', 'extractive', 'openai' or 'local'" in message
+    assert "Settings section" in raised.value.hint
+
+
+def test_a_bad_config_file_is_named_with_its_line(monkeypatch, tmp_path):
+    config = tmp_path / "paperchat.toml"
+    monkeypatch.setenv("PAPERCHAT_CONFIG", str(config))
+    config.write_text('k = 3\nbackend = "extractive\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(config))}:2: not valid TOML"):
+        Settings()
+    config.write_text('k = 3\n\nchunk_size = 4\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(config))}:3: chunk_size is 4: it should be greater than or equal to 32"):
+        Settings()
+    config.write_bytes(b"k = \xff\n")
+    with pytest.raises(ConfigError, match="cannot read the config file"):
+        Settings()
+
+
+def test_an_argument_is_named_as_the_option_it_came_from():
+    with pytest.raises(ConfigError, match="the k option is -2"):
+        Settings(k=-2)

@@ -137,6 +137,12 @@ def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fres
     assert at.sidebar.download_button  # the first turn is still in the history
 
 
+def test_a_bad_setting_is_a_message_in_the_app(open_app, fresh_assistant):
+    at = open_app(PAPERCHAT_K="0")
+    [error] = at.error
+    assert "PAPERCHAT_K is '0'" in plain(error.value) and "Settings section" in plain(error.value)
+
+
 def paper_count(at: AppTest) -> int:
     return int(next(m for m in at.sidebar.metric if m.label == "Papers").value)
 
