@@ -42,7 +42,9 @@ abstracts have their whitespace collapsed.
 A record is reported at the line it starts on. A bad one (no abstract, broken JSON or BibTeX, a
 byte that is not UTF-8, ...) raises `RecordError` ("papers.jsonl:17: missing abstract", with a
 hint), or with ``skip_invalid=True`` is left out and listed in `LoadResult.skipped`. A repeated id
-is never an error: the first record is kept and the later ones are listed as skipped. A file that
+with the same content (an export that lists a paper twice) is folded into the first, silently; with
+other content it is a bad record naming both lines, so a strict load stops and ``skip_invalid``
+keeps the first and lists the later one. A file that
 cannot be read at all (missing, a directory, an unknown extension, no records) raises
 `CorpusError`.
 
@@ -280,6 +282,8 @@ _Parser = Callable[[Iterable[str]], Iterator[_Parsed]]
 def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[Paper | SkippedRecord]:
     name = str(path)
     lines = _Lines(Path(path), name, skip_invalid)
+    # id -> its first line and content, packed in one int (the content hash above 32 bits of
+    # line): a stream remembers one per paper, and a tuple of two would double that.
     first_seen: dict[str, int] = {}
     found = False
     try:
@@ -294,16 +298,20 @@ def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[P
                     at = lines.undecodable[after] if after < len(lines.undecodable) else line
                     raise _Invalid(reason, _ENCODING_HINT, at)
                 paper = _paper(record)
+                if paper.id in first_seen:
+                    content, first = divmod(first_seen[paper.id], 1 << 32)
+                    if content == int(paper.content_hash, 16):
+                        continue  # the same paper listed again
+                    raise _Invalid(
+                        f"duplicate id {paper.id} with other content than line {first}",
+                        "give one of them another id, or load with --skip-invalid to keep the first",
+                    )
             except _Invalid as bad:
                 if not skip_invalid:
                     raise RecordError(name, bad.line or line, bad.reason, hint=bad.hint) from None
                 yield SkippedRecord(path=name, line=bad.line or line, reason=bad.reason)
                 continue
-            if paper.id in first_seen:
-                reason = f"duplicate id {paper.id} (first seen at line {first_seen[paper.id]})"
-                yield SkippedRecord(path=name, line=line, reason=reason)
-                continue
-            first_seen[paper.id] = line
+            first_seen[paper.id] = int(paper.content_hash, 16) << 32 | line
             yield paper
     except _Invalid as fatal:
         raise RecordError(name, fatal.line, fatal.reason, hint=fatal.hint) from None

@@ -347,18 +347,25 @@ def test_skip_invalid_keeps_the_good_records_and_lists_every_skipped_one(workdir
     assert str(result.skipped[3]) == "mixed.jsonl:6: year 'soon' is not a number"
 
 
-def test_duplicate_ids_keep_the_first_and_are_reported_even_when_strict(workdir):
-    write(workdir, "dup.jsonl", "\n".join([good(1), good(2), good(1)]))
-    write(workdir, "dup.bib", "@misc{k, abstract = {First.}}\n@misc{k, abstract = {Second.}}\n")
+def test_a_paper_listed_twice_is_folded_and_a_conflicting_id_names_both_lines(workdir):
+    other = json.dumps({"id": "g1", "title": "Good 1", "abstract": "Another abstract under the same id."})
+    write(workdir, "twice.jsonl", "\n".join([good(1), good(2), good(1)]))
+    write(workdir, "conflict.jsonl", "\n".join([good(1), good(2), other]))
+    write(workdir, "conflict.bib", "@misc{k, abstract = {First.}}\n@misc{k, abstract = {Second.}}\n")
 
-    result = load_corpus("dup.jsonl")
-    assert [p.title for p in result.papers] == ["Good 1", "Good 2"]
-    reason = "duplicate id g1 (first seen at line 1)"
-    assert result.skipped == (SkippedRecord(path="dup.jsonl", line=3, reason=reason),)
+    twice = load_corpus("twice.jsonl")
+    assert [p.title for p in twice.papers] == ["Good 1", "Good 2"] and twice.skipped == ()
 
-    bib = load_corpus("dup.bib")
-    assert [p.abstract for p in bib.papers] == ["First."]
-    assert [str(s) for s in bib.skipped] == ["dup.bib:2: duplicate id k (first seen at line 1)"]
+    with pytest.raises(RecordError, match=r"^conflict.jsonl:3: duplicate id g1 with other content than line 1"):
+        load_corpus("conflict.jsonl")
+    kept = load_corpus("conflict.jsonl", skip_invalid=True)
+    assert [p.abstract for p in kept.papers] == ["A fine abstract 1.", "A fine abstract 2."]
+    reason = "duplicate id g1 with other content than line 1"
+    assert kept.skipped == (SkippedRecord(path="conflict.jsonl", line=3, reason=reason),)
+
+    with pytest.raises(RecordError, match=r"^conflict.bib:2: duplicate id k with other content than line 1"):
+        load_corpus("conflict.bib")
+    assert [p.abstract for p in load_corpus("conflict.bib", skip_invalid=True).papers] == ["First."]
 
 
 @pytest.mark.parametrize("name", ["notes.pdf", "corpus", "papers.json"])
