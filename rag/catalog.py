@@ -76,6 +76,8 @@ def _profile(lexical: LexicalIndex, facets: dict[str, Facets], names: dict[str, 
     )
 
 
+# The profile follows from the others, and is saved anyway: a question reads it alone, where
+# making it would read every paper's facets and names.
 _FILES = ("profile", "facets", "first_chunks", "names")
 
 

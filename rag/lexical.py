@@ -104,9 +104,10 @@ class LexicalIndex:
             (vocabulary.setdefault(t, len(vocabulary)) for _, paper in papers for t in paper), dtype=np.int64
         )
         new_paper = np.repeat(np.arange(len(papers), dtype=np.int64), [len(t) for _, t in papers])
-        # Each new paper's distinct terms, in order, with their counts.
-        pairs, tf = np.unique(new_paper * max(len(vocabulary), 1) + added, return_counts=True)
-        new_paper, added = np.divmod(pairs, max(len(vocabulary), 1))
+        # Each new paper's distinct terms, in order, with their counts: one key per (paper, term).
+        size = max(len(vocabulary), 1)
+        pairs, tf = np.unique(new_paper * size + added, return_counts=True)
+        new_paper, added = np.divmod(pairs, size)
         terms = np.concatenate([terms[kept], added.astype(np.int32)])
         counts = np.concatenate([counts[kept], tf.astype(np.int32)])
         per_paper = np.concatenate([per_paper[keep], np.bincount(new_paper, minlength=len(papers))])

@@ -106,6 +106,10 @@ def _paper_from_metadata(meta: dict) -> Paper:
     )
 
 
+def _not_found(paper_id: str) -> PaperNotFoundError:
+    return PaperNotFoundError(f"no paper with id {paper_id!r} in the index", hint="`paperchat stats` lists what is indexed")
+
+
 def _hint(settings: Settings) -> str:
     if settings.chroma_url:
         return (
@@ -224,9 +228,7 @@ class Index:
         try:
             return self.fetch([paper_id])[paper_id]
         except KeyError:
-            raise PaperNotFoundError(
-                f"no paper with id {paper_id!r} in the index", hint="`paperchat stats` lists what is indexed"
-            ) from None
+            raise _not_found(paper_id) from None
 
     def find(self, ref: str) -> Paper:
         """A paper by id, or by words of its title (all must occur; the shortest title wins)."""
@@ -492,9 +494,8 @@ class Index:
         """Delete papers, their chunks and their sentences (words stay: other papers use them);
         returns what was removed. An id that is not indexed removes nothing."""
         found = self.fetch(paper_ids)
-        for paper_id in paper_ids:
-            if paper_id not in found:
-                self.get(paper_id)  # raises PaperNotFoundError, with its hint
+        if missing := [i for i in paper_ids if i not in found]:
+            raise _not_found(missing[0])
         base = self.catalog.complete()
         self._collection.delete(where={"paper_id": {"$in": list(found)}})
         self.texts.drop(list(found))
