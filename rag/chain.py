@@ -11,6 +11,7 @@ the answer is produced; `ask()` returns the finished `Answer`.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -29,15 +30,17 @@ from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
-from rag.errors import PaperChatError, PaperNotFoundError
-from rag.llm import choose_backend, translate_error
+from rag.errors import AnswerCutOff, PaperChatError, PaperNotFoundError
+from rag.extractive import ExtractiveBackend
+from rag.llm import ModelBackend, choose_backend, translate_error
+from rag.modelcall import Retrying
 from rag.prompts import load_prompt
 from rag.records import Answer, Answerability, Coverage, Filters, Paper, QuestionAnalysis, QuestionType, Source
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
 
-__all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "TokenEvent", "about_selection"]
+__all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "StatusEvent", "TokenEvent", "about_selection"]
 
 # Papers shown beside a decline as the closest, which do not answer the question.
 _CLOSEST = 3
@@ -60,11 +63,18 @@ class TokenEvent:
 
 
 @dataclass(frozen=True)
+class StatusEvent:
+    """No answer text yet, and why: the model server failed and is being asked again."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class DoneEvent:
     answer: Answer
 
 
-Event = SourcesEvent | TokenEvent | DoneEvent
+Event = SourcesEvent | TokenEvent | StatusEvent | DoneEvent
 
 
 def merge_filters(chosen: Filters | None, stated: Filters) -> Filters:
@@ -92,6 +102,12 @@ class Assistant:
         self.vectors = SentenceVectors(index.embeddings, store=index)
         self.backend = backend or choose_backend(settings, self.vectors)
 
+    def offline(self) -> Assistant:
+        """This assistant answering from the abstracts alone: what the app offers when the model fails."""
+        twin = copy.copy(self)
+        twin.backend = ExtractiveBackend(self.vectors, reason=f"asked for after {self.backend.label} failed")
+        return twin
+
     def warm_up(self) -> None:
         """Load what the first question would otherwise wait for: the embedding model, the
         sentence splitter, the word frequencies, the corpus profile and the BM25 index, and for
@@ -109,14 +125,12 @@ class Assistant:
     def condense(self, question: str, history: Sequence[Answer]) -> str:
         """The question made standalone: by rule first; a model's rewrite only when plausible."""
         resolved = resolve_references(question, history)
-        if not history or resolved != question or self.backend.chat_model is None:
+        if not history or resolved != question or not isinstance(self.backend, ModelBackend):
             return resolve_by_rule(question, history)
         transcript = "\n".join(f"User: {t.question}\nAssistant: {t.text}" for t in history[-3:])
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
-        try:
-            rewritten = chain.invoke({"history": transcript, "question": question}).strip()
-        except Exception as exc:
-            raise translate_error(exc, self.settings) from exc
+        pieces = self.backend.call(chain, {"history": transcript, "question": question})
+        rewritten = "".join(p for p in pieces if isinstance(p, str)).strip()
         return rewritten if acceptable_rewrite(rewritten, question, history) else resolve_by_rule(question, history)
 
     def prepare(
@@ -171,6 +185,7 @@ class Assistant:
         clock = time.perf_counter()
         guard = StreamGuard({s.number for s in sources})
         pieces: list[str] = []
+        cut_off = ""
         if not answerability.answers:
             example = next(iter(self.index.profile().names), "")
             pieces.append(decline_text(answerability, example=example))
@@ -178,6 +193,9 @@ class Assistant:
         else:
             try:
                 for piece in self.backend.stream(request):
+                    if isinstance(piece, Retrying):
+                        yield StatusEvent(piece.text)
+                        continue
                     shown = guard.feed(piece)
                     if shown:
                         if not pieces:
@@ -189,6 +207,12 @@ class Assistant:
                 if rest:
                     pieces.append(rest)
                     yield TokenEvent(rest)
+            except AnswerCutOff as exc:
+                # What was shown stays, marked as cut off; what the guard held back is dropped
+                # (a half-written marker).
+                if not pieces:
+                    raise
+                cut_off = exc.message
             except PaperChatError:
                 raise
             except Exception as exc:
@@ -208,6 +232,7 @@ class Assistant:
                 standalone_question=request.question,
                 text=mark_unsupported(report.text, citations) if report else text,
                 note=partial_note(answerability) if answerability.answers else "",
+                cut_off=cut_off,
                 citations=citations,
                 invalid_citations=tuple(sorted(guard.dropped | set(report.invalid if report else ()))),
                 uncited=report.uncited if report else False,

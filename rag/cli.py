@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import click
@@ -132,6 +134,11 @@ def _assistant(ctx: click.Context):
     return assistant
 
 
+def _model(assistant) -> str | None:
+    """The model a question waits for, if a model writes the answers."""
+    return assistant.backend.who if assistant.backend.chat_model is not None else None
+
+
 def _terminal(markdown: str) -> Text:
     """An answer's Markdown as terminal text: bold and italic styled, escapes undone."""
     from rag.markup import styled_segments
@@ -139,27 +146,64 @@ def _terminal(markdown: str) -> Text:
     return Text.assemble(*styled_segments(markdown))
 
 
-def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False):
-    """Stream tokens to stdout as they come, then the cited papers; returns the Answer."""
-    from rag.chain import DoneEvent, SourcesEvent, TokenEvent
+class _Waiting:
+    """'waiting for MODEL at URL (N s)', its seconds counting while a status spinner shows it."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.since = time.monotonic()
+
+    def __rich__(self) -> Text:
+        return Text(f"waiting for {self.who} ({time.monotonic() - self.since:.0f} s)", style="dim")
+
+
+@contextmanager
+def _waiting(who: str | None):
+    """While a model has not answered: a live count on a terminal, one line elsewhere."""
+    if who is None:
+        yield None
+    elif err.is_terminal:
+        with err.status(_Waiting(who)) as status:
+            yield status
+    else:
+        err.print(f"[dim]waiting for {escape(who)}…[/]")
+        yield None
+
+
+def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, model: str | None = None):
+    """Stream tokens to stdout as they come, then the cited papers; returns the Answer. `model`
+    names the model (and where it runs) that a status line waits for, if one writes the answer."""
+    from rag.chain import DoneEvent, SourcesEvent, StatusEvent, TokenEvent
 
     answer = None
     table = False
-    for event in events:
-        if isinstance(event, SourcesEvent) and not as_json and event.analysis is not None:
-            err.print(f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]")
-        elif isinstance(event, TokenEvent) and not as_json:
-            # A comparison's Markdown table is printed as a table once the answer is done.
-            if event.text.lstrip().startswith("|"):
-                table = True
-                continue
-            out.print(_terminal(event.text), end="")
-        elif isinstance(event, DoneEvent):
-            answer = event.answer
+    waiting = ExitStack()
+    with waiting:
+        for event in events:
+            if isinstance(event, SourcesEvent):
+                if not as_json and event.analysis is not None:
+                    err.print(f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]")
+                if event.sources:
+                    waiting.enter_context(_waiting(model))
+            elif isinstance(event, StatusEvent):
+                err.print(f"[yellow]{escape(event.text)}[/]")
+            elif isinstance(event, TokenEvent):
+                waiting.close()
+                if as_json:
+                    continue
+                # A comparison's Markdown table is printed as a table once the answer is done.
+                if event.text.lstrip().startswith("|"):
+                    table = True
+                    continue
+                out.print(_terminal(event.text), end="")
+            elif isinstance(event, DoneEvent):
+                answer = event.answer
     if as_json:
         out.print_json(answer.model_dump_json())
         return answer
     out.print()
+    if answer.cut_off:
+        err.print(f"[bold red]answer cut off:[/] {escape(answer.cut_off)}")
     if table and answer.table is not None:
         _print_table(answer)
     if answer.note:
@@ -252,9 +296,12 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
     """Answer a question from the indexed abstracts, with citations."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
-    answer = _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all)
+    answer = _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all,
+                           model=_model(assistant))
     if export_path is not None:
         _export(answer, export_path)
+    if answer.cut_off:
+        sys.exit(1)
 
 
 @cli.command()
@@ -263,7 +310,9 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
 @click.pass_context
 def summarize(ctx, paper: str, as_json: bool) -> None:
     """Summarize one paper (by id or words of its title), citing it."""
-    _print_stream(_assistant(ctx).stream_summary(paper), as_json=as_json)
+    assistant = _assistant(ctx)
+    if _print_stream(assistant.stream_summary(paper), as_json=as_json, model=_model(assistant)).cut_off:
+        sys.exit(1)
 
 
 @cli.command()
@@ -284,7 +333,8 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
         if question in ("", "/quit", "/exit"):
             break
         try:
-            answer = _print_stream(assistant.stream(question, history=history, k=k, filters=filters), as_json=False)
+            answer = _print_stream(assistant.stream(question, history=history, k=k, filters=filters), as_json=False,
+                                   model=_model(assistant))
         except PaperChatError as exc:
             err.print(f"[bold red]error:[/] {escape(str(exc))}")
             continue

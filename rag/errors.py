@@ -57,6 +57,11 @@ class PaperNotFoundError(PaperChatError):
 class BackendError(PaperChatError):
     """The answering backend failed (API down, bad key, rate limit, model error)."""
 
+    def __init__(self, message: str, *, hint: str = "", retry_after: float | None = None) -> None:
+        super().__init__(message, hint=hint)
+        # Seconds the server asked us to wait before trying again (its Retry-After), if it said.
+        self.retry_after = retry_after
+
 
 class BackendUnavailableError(BackendError):
     """The backend's server cannot be reached."""
@@ -68,3 +73,16 @@ class AuthenticationError(BackendError):
 
 class RateLimitError(BackendError):
     """The API asked us to slow down."""
+
+
+class ServerError(BackendError):
+    """The model server answered with an error of its own (HTTP 5xx)."""
+
+
+class BackendTimeoutError(BackendError):
+    """No answer came within the configured bounds."""
+
+
+class AnswerCutOff(BackendError):
+    """The answer broke off after part of it was shown: the connection was lost, the server went
+    silent, or the total bound was reached."""

@@ -29,6 +29,8 @@ def conversation_markdown(history: Sequence[Answer]) -> str:
     parts = ["# PaperChat conversation"]
     for answer in history:
         parts += [f"## Q: {escape_markdown(answer.question)}", _scope(answer), answer.text]
+        if answer.cut_off:
+            parts.append(f"**Answer cut off:** {escape_markdown(answer.cut_off)}")
         if answer.note:
             parts.append(f"*{answer.note}*")
         cited = answer.cited_sources

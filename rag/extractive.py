@@ -36,6 +36,10 @@ class ExtractiveBackend:
     def label(self) -> str:
         return f"{self.name} ({self.model})"
 
+    @property
+    def who(self) -> str:
+        return "the extractive backend"
+
     def stream(self, request: AnswerRequest) -> Iterator[str]:
         if request.task == Task.COLLECTION:
             yield from write_collection(request, list(request.matches))

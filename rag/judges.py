@@ -18,14 +18,13 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
 
 from rag.citations import find_support
 from rag.embeddings import SentenceVectors
 from rag.errors import ConfigError
-from rag.llm import openai_chat, translate_error
+from rag.llm import ModelBackend, openai_backend
 from rag.prompts import load_prompt
 from rag.settings import Settings
 from rag.answering.question import question_focus
@@ -78,19 +77,16 @@ class LLMJudge:
 
     name = "llm"
 
-    def __init__(self, chat_model: BaseChatModel, vectors: SentenceVectors, settings: Settings) -> None:
+    def __init__(self, model: ModelBackend, vectors: SentenceVectors) -> None:
         self.vectors = vectors
-        self.settings = settings
-        self._support = PromptTemplate.from_template(load_prompt("judge_support")) | chat_model | StrOutputParser()
-        self._question = PromptTemplate.from_template(load_prompt("judge_question")) | chat_model | StrOutputParser()
+        self.model = model
+        self._support = PromptTemplate.from_template(load_prompt("judge_support")) | model.chat_model | StrOutputParser()
+        self._question = PromptTemplate.from_template(load_prompt("judge_question")) | model.chat_model | StrOutputParser()
         # ALCE's precision test asks about the same claim and passages more than once.
         self._verdicts: dict[tuple[str, tuple[str, ...]], bool] = {}
 
     def _invoke(self, chain, inputs: dict) -> str:
-        try:
-            return chain.invoke(inputs)
-        except Exception as exc:
-            raise translate_error(exc, self.settings) from exc
+        return self.model.text(chain, inputs)
 
     def supports(self, claim: str, evidence: Sequence[str]) -> bool:
         key = (claim, tuple(evidence))
@@ -153,4 +149,4 @@ def make_judge(name: str, vectors: SentenceVectors, settings: Settings) -> Judge
             "the llm judge needs an OpenAI-compatible model, and neither OPENAI_API_KEY nor OPENAI_BASE_URL is set",
             hint="set one of them, or use --judge similarity (offline)",
         )
-    return PairedJudge(LLMJudge(openai_chat(settings), vectors, settings), offline)
+    return PairedJudge(LLMJudge(openai_backend(settings), vectors), offline)

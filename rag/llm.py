@@ -8,13 +8,16 @@ summaries, each with the rules for citing, declining and saying what the abstrac
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import Runnable
 
 from rag.answering.decline import partial_note
 from rag.answering.request import AnswerRequest, Backend, Task
@@ -25,7 +28,9 @@ from rag.errors import (
     BackendUnavailableError,
     ModelNotFoundError,
     RateLimitError,
+    ServerError,
 )
+from rag.modelcall import CallBounds, Retrying, bounded
 from rag.prompts import load_prompt
 from rag.records import Answer, Source
 from rag.settings import Settings
@@ -74,18 +79,40 @@ def request_sources(request: AnswerRequest) -> list[Source]:
 
 @dataclass
 class ModelBackend:
-    """A backend around any LangChain chat model (OpenAI, llama.cpp, or a fake in tests)."""
+    """A backend around any LangChain chat model (OpenAI, llama.cpp, or a fake in tests), its
+    calls bounded in time (rag.modelcall)."""
 
     name: str
     model: str
     reason: str
     chat_model: BaseChatModel
+    where: str  # the server's URL, or the model file: what a message about a failure names
+    bounds: CallBounds
+    translate: Callable[[Exception], Exception]
+
+    @classmethod
+    def wrapping(cls, chat_model: BaseChatModel, settings: Settings, *, name: str, reason: str) -> ModelBackend:
+        """A backend around a chat model of one's own (any LangChain chat model), with the
+        settings' bounds: `Assistant(index, settings, backend=ModelBackend.wrapping(...))`."""
+        return cls(name, "", reason, chat_model, f"the {type(chat_model).__name__} chat model", CallBounds.of(settings), lambda exc: exc)
 
     @property
     def label(self) -> str:
         return f"{self.name} ({self.model})" if self.model else self.name
 
-    def stream(self, request: AnswerRequest) -> Iterator[str]:
+    @property
+    def who(self) -> str:
+        return f"{self.model} at {self.where}" if self.model else self.where
+
+    def call(self, runnable: Runnable, inputs: dict) -> Iterator[str | Retrying]:
+        """`runnable`'s streamed text for `inputs`, within the bounds."""
+        return bounded(lambda: runnable.stream(inputs), self.bounds, who=self.who, translate=self.translate)
+
+    def text(self, runnable: Runnable, inputs: dict) -> str:
+        """`runnable`'s whole text for `inputs`, within the bounds (for a rewrite or a verdict)."""
+        return "".join(p for p in self.call(runnable, inputs) if isinstance(p, str))
+
+    def stream(self, request: AnswerRequest) -> Iterator[str | Retrying]:
         prompt = ChatPromptTemplate.from_messages(
             [
                 ("system", load_prompt(_SYSTEM[request.task])),
@@ -100,10 +127,11 @@ class ModelBackend:
             "coverage": load_prompt("coverage_note").format(note=note) if note else "",
             "history": history_messages(request.history if request.task != Task.SUMMARY else ()),
         }
-        yield from (prompt | self.chat_model | StrOutputParser()).stream(inputs)
+        return self.call(prompt | self.chat_model | StrOutputParser(), inputs)
 
 
 def openai_chat(settings: Settings) -> BaseChatModel:
+    import openai
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
@@ -111,8 +139,13 @@ def openai_chat(settings: Settings) -> BaseChatModel:
         api_key=settings.openai_client_key,
         base_url=settings.openai_base_url,
         temperature=settings.temperature,
-        timeout=settings.request_timeout,
-        max_retries=1,
+        # The client's read bound is a little longer than the first-token bound, so that
+        # rag.modelcall's clock, which tells a silent server from a slow start, decides.
+        timeout=openai.Timeout(
+            settings.request_timeout, connect=settings.connect_timeout, read=settings.first_token_timeout + 1
+        ),
+        # rag.modelcall retries, within the total bound.
+        max_retries=0,
         max_tokens=settings.max_answer_tokens,
         # langchain-openai sends the cap as `max_completion_tokens`, which OpenAI's API reads and
         # compatible servers (llama.cpp, older vLLM) ignore; they read `max_tokens`.
@@ -142,6 +175,15 @@ def _local_chat(settings: Settings) -> BaseChatModel:
     )
 
 
+def openai_backend(settings: Settings) -> ModelBackend:
+    """The OpenAI(-compatible) model the settings name, and why it answers."""
+    key = "OPENAI_API_KEY is set" if settings.has_openai_key else "OPENAI_BASE_URL is set"
+    return ModelBackend(
+        "openai", settings.openai_model, f"{key}; {settings.openai_model} at {settings.openai_server}",
+        openai_chat(settings), settings.openai_server, CallBounds.of(settings), partial(translate_error, settings=settings),
+    )
+
+
 def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
     """The backend the settings ask for, or the offline one, with the reason in words."""
     from rag.extractive import ExtractiveBackend
@@ -149,16 +191,35 @@ def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
     wanted = settings.backend
     if wanted == "openai" or (wanted == "auto" and settings.uses_openai):
         if settings.uses_openai:
-            where = settings.openai_base_url or "api.openai.com"
-            why = f"{'OPENAI_API_KEY is set' if settings.has_openai_key else 'OPENAI_BASE_URL is set'}; {settings.openai_model} at {where}"
-            return ModelBackend("openai", settings.openai_model, why, openai_chat(settings))
+            return openai_backend(settings)
         return ExtractiveBackend(vectors, reason="backend 'openai' was asked for but no OPENAI_API_KEY is set")
     if wanted == "local" or (wanted == "auto" and settings.local_model_path):
         why = "backend 'local' was asked for" if wanted == "local" else "PAPERCHAT_LOCAL_MODEL_PATH is set"
-        return ModelBackend("local", settings.local_model_path.name if settings.local_model_path else "", why, _local_chat(settings))
+        path = settings.local_model_path
+        return ModelBackend(
+            "local", path.name if path else "", why, _local_chat(settings), f"the local file {path}",
+            CallBounds.of(settings), partial(translate_error, settings=settings),
+        )
     if wanted == "extractive":
         return ExtractiveBackend(vectors, reason="backend 'extractive' was asked for")
     return ExtractiveBackend(vectors, reason="no OPENAI_API_KEY")
+
+
+# The client's "Error code: 500 - " before what the server said: the message gives the status itself.
+_STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The seconds a server's Retry-After (or Retry-After-Ms) header asks for, if it sent one."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            seconds = float(headers.get(name, "")) / scale
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
 
 
 def translate_error(exc: Exception, settings: Settings) -> Exception:
@@ -167,22 +228,30 @@ def translate_error(exc: Exception, settings: Settings) -> Exception:
         import openai
     except ImportError:
         return exc
-    where = settings.openai_base_url or "the OpenAI API"
+    where = settings.openai_server
+    model = settings.openai_model
     if isinstance(exc, openai.APIConnectionError):
         return BackendUnavailableError(
-            f"cannot reach {where}: {exc}", hint="check the network or OPENAI_BASE_URL, or use --backend extractive"
+            f"cannot reach {model} at {where}: {exc}", hint="check the network or OPENAI_BASE_URL, or use --backend extractive"
         )
     if isinstance(exc, openai.AuthenticationError):
         return AuthenticationError(
             f"{where} refused the API key", hint="check OPENAI_API_KEY, or unset it for the offline extractive backend"
         )
     if isinstance(exc, openai.RateLimitError):
-        return RateLimitError(f"{where} is rate-limiting requests", hint="wait a moment and ask again")
+        return RateLimitError(
+            f"{where} is rate-limiting requests (HTTP 429)", hint="wait a moment and ask again", retry_after=_retry_after(exc)
+        )
     if isinstance(exc, openai.NotFoundError):
         return ModelNotFoundError(
-            f"{where} has no model {settings.openai_model!r}", hint="set PAPERCHAT_OPENAI_MODEL to a model the server has"
+            f"{where} has no model {model!r}", hint="set PAPERCHAT_OPENAI_MODEL to a model the server has"
+        )
+    if isinstance(exc, openai.InternalServerError):
+        said = _STATUS_PREFIX.sub("", exc.message)
+        return ServerError(
+            f"{model} at {where} failed (HTTP {exc.status_code}): {said}",
+            hint="try again, or use --backend extractive", retry_after=_retry_after(exc),
         )
     if isinstance(exc, openai.APIError):
-        return BackendError(f"{where} failed: {exc}", hint="try again, or use --backend extractive")
+        return BackendError(f"{model} at {where} failed: {exc}", hint="try again, or use --backend extractive")
     return exc
-

@@ -321,6 +321,8 @@ class Answer(Record):
     text: str
     # What a partly covered answer adds: what no abstract reports or mentions. Not a claim.
     note: str = ""
+    # Why the answer stops short, when the model's stream broke after part of it was shown.
+    cut_off: str = ""
     citations: tuple[Citation, ...]
     sources: tuple[Source, ...]
     invalid_citations: tuple[int, ...] = ()

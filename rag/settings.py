@@ -98,7 +98,14 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     local_model_path: Path | None = None
     temperature: float = 0.0
-    request_timeout: float = 60.0
+    # A model call's bounds (rag.modelcall), in seconds: opening the connection; the first token,
+    # and each next one (a CPU llama.cpp server reads five abstracts well within it); the whole
+    # answer, retries included. Before the first token a rate limit, a server error or a refused
+    # connection is retried up to max_retries times.
+    connect_timeout: float = Field(default=5.0, gt=0)
+    first_token_timeout: float = Field(default=60.0, gt=0)
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
     # A model's answer stops here whatever the server's default: small models loop otherwise.
     max_answer_tokens: int = Field(default=600, ge=16)
     # How many papers a collection or comparison question considers before its relevance bar.
@@ -161,6 +168,10 @@ class Settings(BaseSettings):
     def uses_openai(self) -> bool:
         """A key, or a compatible server (Ollama, vLLM, llama.cpp), which may need none."""
         return self.has_openai_key or bool(self.openai_base_url)
+
+    @property
+    def openai_server(self) -> str:
+        return self.openai_base_url or "api.openai.com"
 
     @property
     def openai_client_key(self) -> str:

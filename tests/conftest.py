@@ -36,6 +36,26 @@ def run_cli(data_dir, *args, check=True, env: dict[str, str] | None = None) -> s
     return done
 
 
+@pytest.fixture
+def no_proxy(monkeypatch):
+    """Keep any proxy configured in the environment away from the local servers of a test."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
+def model_assistant(index, base_url: str, **settings):
+    """An Assistant over `index` whose answers come from the OpenAI-compatible server at `base_url`."""
+    from rag.chain import Assistant
+    from rag.settings import Settings
+
+    return Assistant(index, Settings(
+        data_dir=index.settings.data_dir, openai_base_url=base_url, openai_api_key="sk-test", openai_model="fake",
+        **settings,
+    ))
+
+
 def shared_file(relative: str) -> Path:
     path = SHARED / relative
     if not path.exists():

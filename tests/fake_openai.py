@@ -39,9 +39,10 @@ import socket
 import struct
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["FakeOpenAI", "fake_embedding"]
+__all__ = ["Fault", "FakeOpenAI", "fake_embedding"]
 
 DEFAULT_MODEL = "fake"
 EMBEDDING_DIM = 8
@@ -98,6 +99,26 @@ def _message_text(content: Any) -> str:
     if isinstance(content, list):  # multimodal parts
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How one chat request misbehaves: ``FakeOpenAI(faults=[...])`` spends one per chat request,
+    in order, then answers normally.
+
+    ``status``: answer with that HTTP status and error body (``retry_after`` as its Retry-After
+    header). ``stall``: seconds of silence, before the response or, with ``after``, after that
+    many content pieces. ``drop``: close the connection (after ``after`` pieces). ``garbage``: a
+    200 event stream whose data is not JSON. ``pace``: seconds between streamed pieces.
+    """
+
+    status: int = 0
+    retry_after: str | None = None
+    stall: float = 0.0
+    after: int | None = None
+    drop: bool = False
+    garbage: bool = False
+    pace: float = 0.0
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -173,11 +194,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _send_error(self, status: int, message: str | None = None) -> None:
+    def _send_error(self, status: int, message: str | None = None, retry_after: str | None = None) -> None:
         owner = self.server.owner
         body = owner.error_body if (owner.error_body is not None and message is None) else _error_body(status, message)
-        headers = {"retry-after": "0"} if status == 429 else None
-        self._send_json(status, body, headers)
+        if retry_after is None and status == 429:
+            retry_after = "0"
+        self._send_json(status, body, {"retry-after": retry_after} if retry_after is not None else None)
 
     # -- dispatch ---------------------------------------------------------------------------
 
@@ -213,7 +235,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
 
         if method == "POST" and path == "/v1/chat/completions":
-            self._chat(body)
+            fault = owner._next_fault()
+            if fault.stall and fault.after is None:
+                owner._stopping.wait(fault.stall)
+            if fault.status:
+                self._send_error(fault.status, retry_after=fault.retry_after)
+            elif fault.drop and fault.after is None:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+            else:
+                self._chat(body, fault)
         elif method == "POST" and path == "/v1/embeddings":
             self._embeddings(body)
         elif method == "GET" and path == "/v1/models":
@@ -225,7 +256,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- endpoints --------------------------------------------------------------------------
 
-    def _chat(self, body: dict[str, Any]) -> None:
+    def _chat(self, body: dict[str, Any], fault: Fault) -> None:
         owner = self.server.owner
         if not isinstance(body.get("messages"), list):
             self._send_error(400, "'messages' is a required property (fake).")
@@ -306,8 +337,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("x-request-id", "req_fake")
         self.end_headers()
-        for ev in events:
-            self._write_chunk(f"data: {json.dumps(ev)}\n\n".encode())
+        if fault.garbage:
+            events = ["{not json", *events]
+        for n, ev in enumerate(events):
+            if fault.after is not None and n == fault.after + 1:  # the role chunk, then `after` pieces
+                if fault.stall:
+                    owner._stopping.wait(fault.stall)
+                if fault.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+            if fault.pace and n:
+                owner._stopping.wait(fault.pace)
+            self._write_chunk(f"data: {ev if isinstance(ev, str) else json.dumps(ev)}\n\n".encode())
         self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")  # end of chunked body
         self.wfile.flush()
@@ -366,8 +408,12 @@ class FakeOpenAI:
         status: int = 200,
         error_body: dict | None = None,
         chunk_size: int = 4,
+        faults: list[Fault] | None = None,
     ) -> None:
         self.reply = reply
+        self.faults = list(faults or ())
+        # Set on stop, so that a stalling handler ends then rather than at its stall's end.
+        self._stopping = threading.Event()
         self.status = status
         self.error_body = error_body
         self.chunk_size = chunk_size
@@ -396,6 +442,7 @@ class FakeOpenAI:
         server, self._server = self._server, None
         if server is None:
             return
+        self._stopping.set()
         server.shutdown()
         # Drop idle keep-alive connections so their handler threads end now, not at timeout.
         with server.sockets_lock:
@@ -418,6 +465,10 @@ class FakeOpenAI:
         self.stop()
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _next_fault(self) -> Fault:
+        with self._lock:
+            return self.faults.pop(0) if self.faults else Fault()
 
     def _record(self, entry: dict) -> None:
         with self._lock:

@@ -80,7 +80,7 @@ def test_summary_cites_the_one_paper(assistant):
 def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
     reply = "Heads can be routed per token [1]. Another paper does it too [9]."
     fake = GenericFakeChatModel(messages=iter([AIMessage(reply)]))
-    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend("fake", "fake", "test", fake))
+    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend.wrapping(fake, seed_index.settings, name="fake", reason="test"))
     answer = assistant.ask("Which papers make attention cheaper?")
     assert answer.invalid_citations == (9,)
     assert "[9]" not in answer.text
@@ -89,7 +89,7 @@ def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
 
 def test_a_model_answer_without_citations_is_flagged(seed_index):
     fake = GenericFakeChatModel(messages=iter([AIMessage("Attention can be made cheaper.")]))
-    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend("fake", "fake", "test", fake))
+    assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend.wrapping(fake, seed_index.settings, name="fake", reason="test"))
     assert assistant.ask("Which papers make attention cheaper?").uncited
 
 

@@ -24,6 +24,7 @@ from rag.evaluate import (
     retrieval_scores,
 )
 from rag.judges import LLMJudge, PairedJudge, SimilarityJudge, agreement, make_judge
+from rag.llm import ModelBackend
 from rag.records import Answer, Answerability, Citation, Coverage, ItemResult
 from rag.settings import Settings
 
@@ -255,7 +256,7 @@ def test_llm_judge_reads_yes_and_no_and_asks_once_per_claim(embeddings):
     from rag.embeddings import SentenceVectors
 
     model = FakeListChatModel(responses=["Yes.", "no", "The answer is: no, it adds a number."])
-    judge = LLMJudge(model, SentenceVectors(embeddings), Settings())
+    judge = LLMJudge(ModelBackend.wrapping(model, Settings(), name="fake", reason="test"), SentenceVectors(embeddings))
     assert judge.supports("claim one", ["evidence"]) is True
     assert judge.supports("claim one", ["evidence"]) is True  # cached: no second call
     assert judge.supports("claim two", ["evidence"]) is False
@@ -266,7 +267,7 @@ def test_llm_judge_relevance_compares_the_question_it_writes(embeddings):
     from rag.embeddings import SentenceVectors
 
     model = FakeListChatModel(responses=["How can attention use fewer heads per token?"])
-    judge = LLMJudge(model, SentenceVectors(embeddings), Settings())
+    judge = LLMJudge(ModelBackend.wrapping(model, Settings(), name="fake", reason="test"), SentenceVectors(embeddings))
     assert judge.relevance("How can attention use fewer heads per token?", "Each token picks heads.") == pytest.approx(1.0, abs=1e-4)
 
 

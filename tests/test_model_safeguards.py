@@ -6,6 +6,7 @@ or rewrite a follow-up badly."""
 from __future__ import annotations
 
 import pytest
+from conftest import model_assistant
 from fake_openai import FakeOpenAI
 
 from rag.answering.check import UNSUPPORTED_MARK, StreamGuard
@@ -18,18 +19,11 @@ MOH_HOW = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+pytestmark = pytest.mark.usefixtures("no_proxy")
 
 
 def assistant(index, server: FakeOpenAI, **settings) -> Assistant:
-    return Assistant(index, Settings(
-        data_dir=index.settings.data_dir, openai_base_url=server.base_url, openai_api_key="sk-test",
-        openai_model="fake", **settings,
-    ))
+    return model_assistant(index, server.base_url, **settings)
 
 
 def chat_requests(server: FakeOpenAI) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from conftest import PAPERS
+from conftest import PAPERS, model_assistant
 from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant, TokenEvent
@@ -16,18 +16,7 @@ from rag.settings import Settings
 from rag.store import Index
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
-def _assistant(index, base_url: str) -> Assistant:
-    settings = Settings(
-        data_dir=index.settings.data_dir, openai_base_url=base_url, openai_api_key="sk-test", openai_model="fake"
-    )
-    return Assistant(index, settings)
+pytestmark = pytest.mark.usefixtures("no_proxy")
 
 
 def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):
@@ -35,7 +24,7 @@ def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):
         return "MoH routes each token to a subset of heads [1]. It keeps accuracy [1][2]. Bogus [12]."
 
     with FakeOpenAI(reply=reply, chunk_size=5) as server:
-        assistant = _assistant(seed_index, server.base_url)
+        assistant = model_assistant(seed_index, server.base_url)
         assert assistant.backend.name == "openai"
         events = list(assistant.stream("How can attention use fewer heads?"))
         request = server.requests[-1]
@@ -53,7 +42,7 @@ def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):
 def test_follow_up_is_condensed_by_the_model(seed_index):
     replies = iter(["Heads are routed per token [1].", "What are the results of MoH attention?", "It wins [1]."])
     with FakeOpenAI(reply=lambda body: next(replies)) as server:
-        assistant = _assistant(seed_index, server.base_url)
+        assistant = model_assistant(seed_index, server.base_url)
         first = assistant.ask("How can attention use fewer heads?")
         second = assistant.ask("and its results?", history=[first])
         condense_request = server.requests[1]
@@ -65,7 +54,7 @@ def test_follow_up_is_condensed_by_the_model(seed_index):
 def test_a_refused_key_is_our_error_with_a_hint(seed_index):
     with FakeOpenAI(status=401) as server:
         with pytest.raises(AuthenticationError) as caught:
-            _assistant(seed_index, server.base_url).ask("How can attention use fewer heads?")
+            model_assistant(seed_index, server.base_url).ask("How can attention use fewer heads?")
     assert "OPENAI_API_KEY" in caught.value.hint
 
 
@@ -74,7 +63,7 @@ def test_a_server_that_is_down_is_our_error(seed_index):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(BackendUnavailableError, match="cannot reach"):
-        _assistant(seed_index, f"http://127.0.0.1:{port}/v1").ask("How can attention use fewer heads?")
+        model_assistant(seed_index, f"http://127.0.0.1:{port}/v1").ask("How can attention use fewer heads?")
 
 
 def test_openai_embeddings_build_an_index_that_minilm_then_refuses(tmp_path, embeddings):

@@ -7,6 +7,7 @@ import socket
 import pytest
 import streamlit as st
 from conftest import PAPERS, ask, plain, source_labels
+from fake_openai import FakeOpenAI, Fault
 from streamlit.testing.v1 import AppTest
 
 from rag.corpus import load_corpus
@@ -135,6 +136,31 @@ def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fres
     assert f"127.0.0.1:{port}" in plain(error.value) and "OPENAI_BASE_URL" in plain(error.value)
     assert not at.exception
     assert at.sidebar.download_button  # the first turn is still in the history
+
+    [offline] = [b for b in at.button if b.label == "Answer from the abstracts instead"]
+    offline.click().run()
+    assert not at.exception
+    assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2, "the failed turn is answered, not added"
+    answer = at.chat_message[3]
+    assert plain(at.chat_message[2].markdown[0].value) == ATTENTION
+    assert not answer.error and source_labels(answer), "answered from the abstracts, with its sources"
+    assert "openai" in at.sidebar.markdown[0].value, "the chat's backend stays the model"
+
+
+def test_an_answer_cut_off_mid_stream_is_kept_marked_and_can_be_answered_offline(open_app, fresh_assistant, no_proxy):
+    reply = "Mixture-of-Head attention lets each token choose its attention heads [1]."
+    with FakeOpenAI(reply=reply, chunk_size=10, faults=[Fault(after=3, drop=True)]) as server:
+        at = open_app(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", PAPERCHAT_OPENAI_MODEL="fake")
+        ask(at, ATTENTION)
+    answer = at.chat_message[1]
+    assert plain(answer.markdown[0].value).startswith("Mixture-of-Head attention")
+    [error] = answer.error
+    assert plain(error.value).startswith(f"Answer cut off: connection lost to fake at {server.base_url}")
+    [offline] = [b for b in answer.button if b.label == "Answer from the abstracts instead"]
+    offline.click().run()
+    assert not at.exception
+    assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2
+    assert not at.chat_message[3].error and source_labels(at.chat_message[3])
 
 
 def test_a_bad_setting_is_a_message_in_the_app(open_app, fresh_assistant):

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
-from rag.chain import DoneEvent, Event, SourcesEvent, TokenEvent
+from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.corpus import load_upload
+from rag.errors import BackendError
 from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text, venue_year
 from rag.markup import escape_markdown, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis
@@ -32,18 +33,26 @@ class Request:
 
     text: str
     summary_of: str | None = None  # a paper id
+    offline: bool = False  # answer from the abstracts alone, after the model failed
 
 
 class AnswerStream:
-    """The token texts of an answer's events, for st.write_stream; keeps the final Answer."""
+    """The token texts of an answer's events, for st.write_stream; keeps the final Answer. Until
+    the first token, `waiting` says whom the answer waits for, and why if a model failed."""
 
-    def __init__(self, events: Iterator[Event]) -> None:
+    def __init__(self, events: Iterator[Event], waiting=None) -> None:
         self.events = events
+        self.waiting = waiting
         self.answer: Answer | None = None
 
     def tokens(self) -> Iterator[str]:
         for event in self.events:
-            if isinstance(event, TokenEvent):
+            if isinstance(event, StatusEvent) and self.waiting is not None:
+                self.waiting.caption(escape_markdown(event.text))
+            elif isinstance(event, TokenEvent):
+                if self.waiting is not None:
+                    self.waiting.empty()
+                    self.waiting = None
                 yield event.text
             elif isinstance(event, DoneEvent):
                 self.answer = event.answer
@@ -175,9 +184,16 @@ def render_answer(answer: Answer, turn: int) -> None:
         st.warning(f"Citations marked *(unsupported)* name a paper whose abstract does not support the claim: {numbers}")
     if answer.covered and answer.uncited:
         st.warning("This answer cites no source: treat it as unsupported.")
+    if answer.cut_off:
+        st.error(f"Answer cut off: {escape_markdown(answer.cut_off)}", icon=":material/content_cut:")
+        offer_offline(Request(answer.question, offline=True), key=f"offline-{turn}")
     if answer.table is not None:
         render_table_downloads(answer.table, turn)
     render_sources(answer, turn)
+
+
+def offer_offline(request: Request, *, key: str) -> None:
+    st.button("Answer from the abstracts instead", key=key, icon=":material/format_quote:", on_click=ask_next, args=(request,))
 
 
 def render_table_downloads(table: ComparisonTable, turn: int) -> None:
@@ -270,8 +286,16 @@ def answer_live(
             with st.spinner("Searching the papers…"):
                 sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
             render_searched_for(request.text, sources.standalone_question, sources.analysis)
-            stream = AnswerStream(events)
+            waiting = None
+            if sources.sources and assistant.backend.chat_model is not None:
+                waiting = st.empty()
+                waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
+            stream = AnswerStream(events, waiting)
             st.write_stream(stream.tokens())
+        except BackendError as error:
+            show_error(error)
+            offer_offline(Request(request.text, request.summary_of, offline=True), key="offline-failed")
+            return None
         except PaperChatError as error:
             show_error(error)
             return None
@@ -331,7 +355,7 @@ def chat() -> None:
         if not history:
             render_examples(assistant.index)
         return
-    answer = answer_live(assistant, request, history, filters, k)
+    answer = answer_live(assistant.offline() if request.offline else assistant, request, history, filters, k)
     if answer is not None:
         history.append(answer)
         # Redraw from the stored Answer: its checked text, source cards and the exports.

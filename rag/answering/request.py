@@ -15,6 +15,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 
 from rag.answering.evidence import Evidence
+from rag.modelcall import Retrying
 from rag.records import Answer, Answerability, CollectionMatch, ComparisonTable, QuestionAnalysis, Source
 
 __all__ = ["AnswerRequest", "Backend", "Task"]
@@ -52,8 +53,14 @@ class Backend(Protocol):
     chat_model: BaseChatModel | None
 
     @property
+    def who(self) -> str:
+        """What writes the answers, for messages: a model and where it runs."""
+        ...
+
+    @property
     def label(self) -> str: ...
 
-    def stream(self, request: AnswerRequest) -> Iterator[str]:
-        """The answer's text, streamed, with [n] citations to `request.sources`."""
+    def stream(self, request: AnswerRequest) -> Iterator[str | Retrying]:
+        """The answer's text, streamed, with [n] citations to `request.sources`; a model's
+        backend also says when it is about to try again."""
         ...
