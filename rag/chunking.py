@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
+import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from rag.offline import ensure_tiktoken
@@ -25,7 +26,21 @@ def _splitter(chunk_size: int, chunk_overlap: int) -> RecursiveCharacterTextSpli
         chunk_overlap=min(chunk_overlap, chunk_size // 2),
         separators=["\n\n", "\n", ". ", "; ", ", ", " ", ""],
         keep_separator="end",
+        # An abstract that spells "<|endoftext|>" is text: by default tiktoken raises on it,
+        # which would stop an ingest midway with a traceback.
+        disallowed_special=(),
     )
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> tiktoken.Encoding:
+    ensure_tiktoken()
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def count_tokens(text: str) -> int:
+    """The text's length in the tokens the chunks are measured in."""
+    return len(_encoding().encode_ordinary(text))
 
 
 def chunk_paper(paper: Paper, *, chunk_size: int = 256, chunk_overlap: int = 32) -> list[Chunk]:

@@ -86,14 +86,15 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
 
     # Every file is read through and checked before anything is written, so a bad file changes
     # nothing; then each is read again as it is indexed, never held whole.
-    sizes = [(path, count_papers(path, skip_invalid=skip_invalid)) for path in paths]
+    limits = ctx.obj.limits
+    sizes = [(path, count_papers(path, skip_invalid=skip_invalid, limits=limits)) for path in paths]
     index = _index(ctx)
     table = Table("file", "added", "updated", "unchanged", "skipped", "chunks", "seconds")
     for path, size in sizes:
         with _progress() as bar:
             task = bar.add_task(f"indexing {path.name}", total=size)
             report = index.ingest(
-                read_corpus(path, skip_invalid=skip_invalid), total=size,
+                read_corpus(path, skip_invalid=skip_invalid, limits=limits), total=size,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
         table.add_row(

@@ -48,6 +48,13 @@ keeps the first and lists the later one. A file that
 cannot be read at all (missing, a directory, an unknown extension, no records) raises
 `CorpusError`.
 
+Size limits (`Limits`, from `Settings.limits`; the settings' defaults when none are passed): an
+abstract longer than ``max_abstract_tokens`` cl100k tokens is a bad record like any other, found
+while the file is read, so it is never half-indexed. An upload (`load_upload`, the app's) is
+refused whole, before it is parsed, above ``max_upload_mb`` (a .gz decompressed), and when it
+holds more than ``max_upload_records`` records; a file given to `paperchat ingest` is streamed
+and has neither cap. An upload's name is never used as a path (`read_upload`).
+
 `read_corpus` reads a file a line at a time, gzipped or not, and hands out each paper as it is
 read, so a 100k-paper file is never held whole (BibTeX excepted: its parser takes the whole
 text). `load_corpus` collects the same into a `LoadResult`.
@@ -57,8 +64,10 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import csv
 import gzip
+import io
 import json
 import re
 import tempfile
@@ -79,8 +88,10 @@ from bibtexparser.middlewares import (
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
+from rag.chunking import count_tokens
 from rag.errors import CorpusError, RecordError
-from rag.records import LoadResult, Paper, SkippedRecord, normalize_space, stable_id
+from rag.records import Limits, LoadResult, Paper, SkippedRecord, normalize_space, stable_id
+from rag.settings import Settings
 
 T = TypeVar("T")
 
@@ -116,6 +127,9 @@ _AUTHOR_SEPARATOR = re.compile(r"\s*,\s*|\s+and\s+")
 _VENUE_YEAR = re.compile(r"(?<!\d)(\d{4})$")
 # errors="surrogateescape" turns each undecodable byte into one of these code points.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
+# For callers that pass no limits: the settings' defaults, as library code reads no environment.
+_DEFAULT_LIMITS = Settings.model_construct().limits
+_MB = 1 << 20  # as Streamlit's server.maxUploadSize counts a megabyte
 
 
 class _Invalid(Exception):
@@ -136,12 +150,13 @@ _Parsed = tuple[int, "Mapping[str, object] | _Invalid"]
 # --- the shared record validation -----------------------------------------------------------
 
 
-def _paper(fields: Mapping[str, object]) -> Paper:
+def _paper(fields: Mapping[str, object], limits: Limits) -> Paper:
     """The one place a record of any format becomes a Paper, or is rejected."""
     fields = {str(key).strip().lower(): value for key, value in fields.items()}
     abstract = normalize_space(_text(fields, "abstract"))
     if not abstract:
         raise _Invalid("missing abstract", f'add an "abstract" field, {_SKIP}')
+    _check_length(abstract, limits.max_abstract_tokens)
     title = normalize_space(_text(fields, "title"))
     authors = _authors(_pick(fields, "authors"))
     venue = normalize_space(_text(fields, "venue"))
@@ -156,6 +171,20 @@ def _paper(fields: Mapping[str, object]) -> Paper:
         url=_text(fields, "url").strip(),
         extra=_extra(fields),
     )
+
+
+def _check_length(abstract: str, limit: int) -> None:
+    # A token is at least one byte, so an abstract of no more bytes than the limit is within it
+    # untokenized, as nearly every real one is ("surrogatepass": a lone surrogate that a JSON
+    # escape made is counted, not raised on).
+    if len(abstract.encode("utf-8", "surrogatepass")) <= limit:
+        return
+    tokens = count_tokens(abstract)
+    if tokens > limit:
+        raise _Invalid(
+            f"abstract is {tokens:,} tokens; the limit is {limit:,} (PAPERCHAT_MAX_ABSTRACT_TOKENS)",
+            f"give the paper's abstract, not its full text, or raise PAPERCHAT_MAX_ABSTRACT_TOKENS, {_SKIP}",
+        )
 
 
 def _blank(value: object) -> bool:
@@ -279,7 +308,7 @@ class _Lines:
 _Parser = Callable[[Iterable[str]], Iterator[_Parsed]]
 
 
-def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[Paper | SkippedRecord]:
+def _records(path: str | Path, parse: _Parser, skip_invalid: bool, limits: Limits) -> Iterator[Paper | SkippedRecord]:
     name = str(path)
     lines = _Lines(Path(path), name, skip_invalid)
     # id -> its first line and content, packed in one int (the content hash above 32 bits of
@@ -297,7 +326,7 @@ def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[P
                     after = bisect.bisect_left(lines.undecodable, line)
                     at = lines.undecodable[after] if after < len(lines.undecodable) else line
                     raise _Invalid(reason, _ENCODING_HINT, at)
-                paper = _paper(record)
+                paper = _paper(record, limits)
                 if paper.id in first_seen:
                     content, first = divmod(first_seen[paper.id], 1 << 32)
                     if content == int(paper.content_hash, 16):
@@ -319,10 +348,10 @@ def _records(path: str | Path, parse: _Parser, skip_invalid: bool) -> Iterator[P
         raise CorpusError(f"{name}: no records found", hint=f"is this the right file? {_FORMATS}")
 
 
-def _load(path: str | Path, parse: _Parser, skip_invalid: bool) -> LoadResult:
+def _collect(records: Iterable[Paper | SkippedRecord]) -> LoadResult:
     papers: list[Paper] = []
     skipped: list[SkippedRecord] = []
-    for record in _records(path, parse, skip_invalid):
+    for record in records:
         (papers if isinstance(record, Paper) else skipped).append(record)
     return LoadResult(papers=tuple(papers), skipped=tuple(skipped))
 
@@ -330,10 +359,10 @@ def _load(path: str | Path, parse: _Parser, skip_invalid: bool) -> LoadResult:
 # --- the formats ----------------------------------------------------------------------------
 
 
-def load_listing(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+def load_listing(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """Load a seed listing (``.txt``): a header line, then per paper three paragraphs separated by
     blank lines (category, comma-separated authors, abstract). Papers have no title."""
-    return _load(path, _listing_records, skip_invalid)
+    return _collect(_records(path, _listing_records, skip_invalid, limits))
 
 
 def _listing_records(lines: Iterable[str]) -> Iterator[_Parsed]:
@@ -359,9 +388,9 @@ def _listing_records(lines: Iterable[str]) -> Iterator[_Parsed]:
         )
 
 
-def load_jsonl(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+def load_jsonl(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """Load JSON Lines (``.jsonl``, ``.jsonl.gz``) in our schema or as a BEIR ``corpus.jsonl``."""
-    return _load(path, _jsonl_records, skip_invalid)
+    return _collect(_records(path, _jsonl_records, skip_invalid, limits))
 
 
 def _jsonl_records(lines: Iterable[str]) -> Iterator[_Parsed]:
@@ -380,9 +409,9 @@ def _jsonl_records(lines: Iterable[str]) -> Iterator[_Parsed]:
             yield number, _Invalid(f"expected a JSON object, got {type(record).__name__}", hint)
 
 
-def load_csv(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+def load_csv(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """Load a CSV file (``.csv``) whose header row names the fields, in any case."""
-    return _load(path, _csv_records, skip_invalid)
+    return _collect(_records(path, _csv_records, skip_invalid, limits))
 
 
 def _csv_records(lines: Iterable[str]) -> Iterator[_Parsed]:
@@ -416,9 +445,9 @@ def _csv_records(lines: Iterable[str]) -> Iterator[_Parsed]:
         raise _Invalid(f"malformed CSV: {exc}", "check the quotes of this row", end + 1) from None
 
 
-def load_bibtex(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+def load_bibtex(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """Load BibTeX (``.bib``); every entry needs an ``abstract`` field."""
-    return _load(path, _bibtex_records, skip_invalid)
+    return _collect(_records(path, _bibtex_records, skip_invalid, limits))
 
 
 def _bibtex_parse(text: str) -> bibtexparser.Library:
@@ -532,31 +561,52 @@ def _parser(path: str | Path) -> _Parser:
     return parse
 
 
-def read_corpus(path: str | Path, *, skip_invalid: bool = False) -> Iterator[Paper | SkippedRecord]:
+def read_corpus(
+    path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS
+) -> Iterator[Paper | SkippedRecord]:
     """A corpus file's papers and skipped records, in file order, read as they are asked for:
     memory does not grow with the file (a .bib excepted). Errors as `load_corpus`, raised when
     the reading reaches them."""
-    return _records(path, _parser(path), skip_invalid)
+    return _records(path, _parser(path), skip_invalid, limits)
 
 
-def count_papers(path: str | Path, *, skip_invalid: bool = False) -> int:
+def count_papers(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> int:
     """The papers a corpus file holds, read through once: a strict reading raises at its first
     bad record, before anything of it is written anywhere."""
-    return sum(isinstance(record, Paper) for record in read_corpus(path, skip_invalid=skip_invalid))
+    return sum(isinstance(record, Paper) for record in read_corpus(path, skip_invalid=skip_invalid, limits=limits))
 
 
-def load_corpus(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
+def load_corpus(path: str | Path, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """Load a corpus file whole, choosing the format by its extension (see the module docstring)."""
-    return _load(path, _parser(path), skip_invalid)
+    return _collect(read_corpus(path, skip_invalid=skip_invalid, limits=limits))
+
+
+# --- uploads --------------------------------------------------------------------------------
+
+# The extensions that tell the format (".jsonl.gz").
+_EXTENSIONS = re.compile(r"(\.[A-Za-z0-9]{1,10}){1,2}$")
+
+
+def _copy_name(filename: str) -> str:
+    """An upload's name made one safe file name: its last part, with only letters, digits, "_"
+    and "-" kept before its extensions (so no "..", "/", NUL or leading dot), and short enough
+    for any file system. A question set is named by it."""
+    base = re.split(r"[/\\]", filename)[-1]
+    extensions = _EXTENSIONS.search(base)
+    extension = extensions[0] if extensions else ""
+    stem = re.sub(r"[^\w-]", "_", base.removesuffix(extension))[:50]
+    return (stem or "upload") + extension
 
 
 def read_upload(filename: str, data: bytes, load: Callable[[Path], T]) -> T:
     """`load` run on bytes sent as a file of that name (an upload in the chat).
 
-    Errors name the file as the user knows it, not the temporary copy.
+    The name is never used as a path: the copy is written under `_copy_name` in a temporary
+    folder, so no name ("../../x.jsonl", "/etc/x", "..", a NUL) can place it anywhere else or
+    keep it from being written. Errors name the file as the user knows it, not the copy.
     """
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(filename).name
+        path = Path(folder) / _copy_name(filename)
         path.write_bytes(data)
         try:
             return load(path)
@@ -566,8 +616,56 @@ def read_upload(filename: str, data: bytes, load: Callable[[Path], T]) -> T:
             raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
 
 
-def load_upload(filename: str, data: bytes, *, skip_invalid: bool = False) -> LoadResult:
-    """A corpus sent as bytes (the chat's upload); skipped records name the file too."""
-    result = read_upload(filename, data, lambda path: load_corpus(path, skip_invalid=skip_invalid))
+def load_upload(
+    filename: str, data: bytes, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS
+) -> LoadResult:
+    """A corpus sent as bytes (the chat's upload), within the upload limits; skipped records name
+    the file too."""
+    _check_upload_size(filename, data, limits.max_upload_mb)
+    result = read_upload(
+        filename,
+        data,
+        lambda path: _collect(
+            _at_most(read_corpus(path, skip_invalid=skip_invalid, limits=limits), filename, limits.max_upload_records)
+        ),
+    )
     skipped = tuple(s.model_copy(update={"path": filename}) for s in result.skipped)
     return result.model_copy(update={"skipped": skipped})
+
+
+_UPLOAD_HINT = "ingest it with `paperchat ingest FILE`, which streams a file of any size, or raise"
+
+
+def _check_upload_size(filename: str, data: bytes, max_mb: int) -> None:
+    limit = max_mb * _MB
+    if len(data) > limit:
+        what = ""
+    elif filename.lower().endswith(".gz") and _inflated_size(data, limit) > limit:
+        what = " decompressed"  # a few kB of gzip can inflate to gigabytes
+    else:
+        return
+    raise CorpusError(
+        f"{filename} is over {max_mb:,} MB{what}, the most an upload may be (PAPERCHAT_MAX_UPLOAD_MB)",
+        hint=f"{_UPLOAD_HINT} PAPERCHAT_MAX_UPLOAD_MB",
+    )
+
+
+def _inflated_size(data: bytes, limit: int) -> int:
+    """The size of gzipped bytes decompressed, counted up to just past `limit`."""
+    size = 0
+    # A broken gzip file is reported by the loader, which reads it next.
+    with contextlib.suppress(OSError, EOFError, zlib.error), gzip.open(io.BytesIO(data)) as inflating:
+        while size <= limit and (block := inflating.read(_MB)):
+            size += len(block)
+    return size
+
+
+def _at_most(records: Iterator[T], filename: str, limit: int) -> Iterator[T]:
+    """The records, or an error on reading the one past `limit` (not after reading them all)."""
+    for count, record in enumerate(records, 1):
+        if count > limit:
+            raise CorpusError(
+                f"{filename} holds over {limit:,} records, the most an upload may hold (PAPERCHAT_MAX_UPLOAD_RECORDS)",
+                hint=f"{_UPLOAD_HINT} PAPERCHAT_MAX_UPLOAD_RECORDS",
+            )
+        yield record

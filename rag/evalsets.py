@@ -227,7 +227,8 @@ def eval_index(
             update["collection"] = re.sub(r"[^A-Za-z0-9._-]", "-", f"{settings.collection}-eval-{name}")
         own = settings.model_copy(update=update)
         index = Index.open(own, embeddings=embeddings)
-        index.ingest(read_corpus(corpus), total=count_papers(corpus), progress=progress)
+        limits = settings.limits
+        index.ingest(read_corpus(corpus, limits=limits), total=count_papers(corpus, limits=limits), progress=progress)
     if not len(index):
         raise StoreError(f"the index at {index.location} is empty", hint="ingest the set's papers first: paperchat ingest FILE")
     return index

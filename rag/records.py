@@ -87,6 +87,15 @@ class LoadResult(Record):
     skipped: tuple[SkippedRecord, ...] = ()
 
 
+class Limits(Record):
+    """How much a corpus may hold (`Settings.limits`), checked while a file is read, before
+    anything of it is indexed."""
+
+    max_abstract_tokens: int
+    max_upload_mb: int
+    max_upload_records: int
+
+
 class Chunk(Record):
     """A piece of one paper's abstract, as embedded. `text` starts with the title."""
 

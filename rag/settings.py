@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from rag.errors import ConfigError
+from rag.records import Limits
 
 BackendName = Literal["auto", "extractive", "openai", "local"]
 
@@ -119,6 +120,21 @@ class Settings(BaseSettings):
     # cl100k tokens; MiniLM reads 256 word pieces, so a chunk this size is seen whole.
     chunk_size: int = Field(default=256, ge=32)
     chunk_overlap: int = Field(default=32, ge=0)
+    # Size limits (rag.corpus), checked as a file is read, so an oversized record is refused before
+    # anything is indexed. An abstract's cl100k tokens: the longest real one measured is 688 (of
+    # the 13,687 in shared/data/scale_corpus.jsonl.gz; 317 in data/papers.jsonl), and 2,000 is
+    # about three times that. Longer is a whole paper or a broken export, whose chunks would fill
+    # the top-k. Chunks per paper follow from this and chunk_size (2,000 tokens of abstract make
+    # 10 chunks at the defaults; the 1.25 MB record that prompted this made 2,232). A cap of their
+    # own would repeat this check, and could only be made by chunking every record at load.
+    max_abstract_tokens: int = Field(default=2000, ge=1)
+    # An upload in the app, in MB as Streamlit counts them, a .gz decompressed: 50 holds ~30k
+    # abstracts (the scale corpus is 22.8 MB as JSONL). Streamlit's server.maxUploadSize (200)
+    # caps it too. `paperchat ingest` has no such cap: it streams a file of any size.
+    max_upload_mb: int = Field(default=50, ge=1)
+    # Records in one upload: the app indexes while its user waits, at 10-11 papers/s (README,
+    # "How it works"), so 20,000 is about half an hour; a larger corpus is for `paperchat ingest`.
+    max_upload_records: int = Field(default=20_000, ge=1)
     # The weights of the dense and BM25 scores in the fusion (rag.retrieval.score_fusion). On the
     # calibration halves dense shares of 0.4-0.6 score within 0.006 nDCG@10 of each other; equal
     # weights are the middle (bench/README.md, "Fusion").
@@ -159,6 +175,10 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = TomlConfigSettingsSource(settings_cls, toml_file=[p for p in _config_files() if p.is_file()])
         return init_settings, env_settings, toml
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(**{name: getattr(self, name) for name in Limits.model_fields})
 
     @property
     def has_openai_key(self) -> bool:

@@ -65,6 +65,27 @@ def test_a_bad_file_names_its_line_and_indexes_nothing(tmp_path):
     assert "1 papers in the index" in skipped.stdout
 
 
+def test_an_oversized_abstract_is_refused_before_anything_is_indexed(tmp_path):
+    index = tmp_path / "index"
+    first = tmp_path / "first.jsonl"
+    first.write_text('{"id": "a", "title": "T", "abstract": "An abstract."}\n')
+    run(index, "ingest", str(first))
+    big = tmp_path / "big.jsonl"
+    whole_paper = json.dumps({"id": "w", "title": "A Whole Paper", "abstract": "word " * 5000})
+    big.write_text('{"id": "b", "title": "U", "abstract": "Another abstract."}\n' + whole_paper + "\n")
+
+    done = run(index, "ingest", str(big), check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{big}:2: abstract is 5,000 tokens; the limit is 2,000 (PAPERCHAT_MAX_ABSTRACT_TOKENS)" in done.stderr
+    assert "hint:" in done.stderr
+    assert "papers: 1\n" in run(index, "stats").stdout  # not even line 1 went in
+    skipped = run(index, "ingest", str(big), "--skip-invalid")
+    assert f"skipped {big}:2: abstract is 5,000 tokens" in skipped.stderr
+    assert "2 papers in the index" in skipped.stdout
+    raised = run(index, "ingest", str(big), env={"PAPERCHAT_MAX_ABSTRACT_TOKENS": "5000"})
+    assert "3 papers in the index" in raised.stdout
+
+
 def test_unknown_paper_is_a_clean_error(tmp_path):
     done = run(tmp_path, "summarize", "no such paper anywhere", check=False)
     assert done.returncode == 1 and "no indexed paper" in done.stderr and "Traceback" not in done.stderr

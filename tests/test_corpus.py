@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import gzip
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import shared_file
+from conftest import PAPERS, shared_file
 
-from rag.corpus import count_papers, load_bibtex, load_corpus, load_csv, load_jsonl, load_listing, read_corpus
+from rag.chunking import chunk_paper
+from rag.corpus import (
+    count_papers,
+    load_bibtex,
+    load_corpus,
+    load_csv,
+    load_jsonl,
+    load_listing,
+    load_upload,
+    read_corpus,
+)
 from rag.errors import CorpusError, RecordError
-from rag.records import SkippedRecord, normalize_space, stable_id
+from rag.records import Limits, SkippedRecord, normalize_space, stable_id
+from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "data"
@@ -488,8 +500,6 @@ def test_reading_a_large_file_holds_one_record_at_a_time(tmp_path, name):
 
 
 def test_an_upload_is_read_by_its_name_and_errors_name_it():
-    from rag.corpus import load_upload
-
     good = load_upload("mine.jsonl", b'{"id": "x", "title": "T", "abstract": "An abstract."}\n')
     assert [p.id for p in good.papers] == ["x"]
     with pytest.raises(RecordError, match=r"^mine\.jsonl:1: "):
@@ -498,3 +508,129 @@ def test_an_upload_is_read_by_its_name_and_errors_name_it():
     assert [str(s).split(":")[:2] for s in skipped.skipped] == [["mine.jsonl", "1"]]
     with pytest.raises(CorpusError, match=r"^notes\.docx"):
         load_upload("notes.docx", b"hello")
+
+
+# --- size limits ----------------------------------------------------------------------------
+
+LONG = "word " * 5000  # 5,000 cl100k tokens, 25 kB: a whole paper, not an abstract
+TOO_LONG = "abstract is 5,000 tokens; the limit is 2,000 (PAPERCHAT_MAX_ABSTRACT_TOKENS)"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("big.jsonl", "\n".join([good(1), json.dumps({"id": "long", "abstract": LONG}), good(3)])),
+        ("big.csv", f"id,abstract\ng1,A fine abstract 1.\nlong,{LONG}\ng3,A fine abstract 3.\n"),
+        ("big.bib", f"@misc{{g1, abstract = {{A fine abstract 1.}}}}\n@misc{{long, abstract = {{{LONG}}}}}\n"
+                    "@misc{g3, abstract = {A fine abstract 3.}}\n"),
+        ("big.txt", f"header\n\nCat\n\nA. Author\n\nA fine abstract 1.\n\nCat\n\nB. Author\n\n{LONG}\n\n"
+                    "Cat\n\nC. Author\n\nA fine abstract 3.\n"),
+    ],
+)
+def test_an_abstract_over_the_token_limit_is_a_bad_record_in_every_format(workdir, name, text):
+    write(workdir, name, text)
+    line = {"big.jsonl": 2, "big.csv": 3, "big.bib": 2, "big.txt": 9}[name]
+
+    with pytest.raises(RecordError) as raised:
+        load_corpus(name)
+    assert str(raised.value).startswith(f"{name}:{line}: {TOO_LONG}")
+    assert "PAPERCHAT_MAX_ABSTRACT_TOKENS" in raised.value.hint and "--skip-invalid" in raised.value.hint
+    with pytest.raises(RecordError, match=f"^{name}:{line}: abstract is 5,000 tokens"):
+        count_papers(name)  # the check `paperchat ingest` makes before it writes anything
+
+    result = load_corpus(name, skip_invalid=True)
+    assert [p.abstract for p in result.papers] == ["A fine abstract 1.", "A fine abstract 3."]
+    assert result.skipped == (SkippedRecord(path=name, line=line, reason=TOO_LONG),)
+
+
+def test_the_limit_counts_tokens_and_is_a_setting(monkeypatch):
+    # The bundled corpus's longest abstract in tokens is line 1's: 317 tokens in 1,506 characters.
+    monkeypatch.setenv("PAPERCHAT_MAX_ABSTRACT_TOKENS", "317")
+    assert len(load_corpus(PAPERS, limits=Settings().limits).papers) == 20
+    monkeypatch.setenv("PAPERCHAT_MAX_ABSTRACT_TOKENS", "316")
+    limits = Settings().limits
+    with pytest.raises(RecordError, match=r"papers\.jsonl:1: abstract is 317 tokens; the limit is 316 "):
+        load_corpus(PAPERS, limits=limits)
+    result = load_corpus(PAPERS, skip_invalid=True, limits=limits)
+    assert [s.line for s in result.skipped] == [1]
+    # Tokens, not characters: the longest abstract in characters (1,553) is 291 tokens.
+    assert max(len(p.abstract) for p in result.papers) == 1553
+    # The default, read from no environment, is generous: three times the longest real abstract.
+    assert Settings.model_construct().max_abstract_tokens == 2000
+    assert len(load_corpus(PAPERS).papers) == 20
+
+
+def test_an_abstract_that_spells_a_special_token_is_text(workdir):
+    write(workdir, "special.jsonl", json.dumps({"id": "s", "abstract": "We train on <|endoftext|> markers."}))
+
+    [paper] = load_corpus("special.jsonl", limits=Settings(max_abstract_tokens=11).limits).papers
+    assert [c.text for c in chunk_paper(paper)] == ["We train on <|endoftext|> markers."]
+    with pytest.raises(RecordError, match="abstract is 11 tokens; the limit is 10 "):
+        load_corpus("special.jsonl", limits=Settings(max_abstract_tokens=10).limits)
+
+
+def limits(**values: int) -> Limits:
+    return Settings(**values).limits
+
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
+    import rag.corpus
+
+    line = json.dumps({"id": "u", "abstract": "An abstract."}).encode()
+    exactly = line + b" " * ((1 << 20) - len(line))
+    assert [p.id for p in load_upload("one.jsonl", exactly, limits=limits(max_upload_mb=1)).papers] == ["u"]
+
+    def unread(*args):
+        raise AssertionError("a refused upload was read")
+
+    monkeypatch.setattr(rag.corpus, "read_upload", unread)
+    with pytest.raises(CorpusError) as raised:
+        load_upload("big.jsonl", exactly + b" ", limits=limits(max_upload_mb=1))
+    assert raised.value.message == "big.jsonl is over 1 MB, the most an upload may be (PAPERCHAT_MAX_UPLOAD_MB)"
+    assert "paperchat ingest" in raised.value.hint
+    bomb = gzip.compress(exactly + b"\n" * (1 << 20))  # 1 kB that inflates to 2 MB
+    assert len(bomb) < 10_000
+    with pytest.raises(CorpusError, match=r"^bomb\.jsonl\.gz is over 1 MB decompressed, "):
+        load_upload("bomb.jsonl.gz", bomb, limits=limits(max_upload_mb=1))
+
+
+def test_an_upload_past_the_record_limit_is_refused_at_that_record():
+    two = "\n".join([good(1), good(2)]).encode()
+    assert len(load_upload("two.jsonl", two, limits=limits(max_upload_records=2)).papers) == 2
+
+    # Line 4 is broken: a strict load stops at the third record, never reaching it.
+    four = "\n".join([good(1), "not json", good(3), "{"]).encode()
+    with pytest.raises(CorpusError) as raised:
+        load_upload("four.jsonl", four, skip_invalid=True, limits=limits(max_upload_records=2))
+    assert not isinstance(raised.value, RecordError)
+    assert raised.value.message == "four.jsonl holds over 2 records, the most an upload may hold (PAPERCHAT_MAX_UPLOAD_RECORDS)"
+    assert "paperchat ingest" in raised.value.hint
+    # A corpus read from a path has no record cap: that is `paperchat ingest`'s 100k-paper file.
+    assert count_papers(shared_file("data/scale_corpus.jsonl.gz"), limits=limits(max_upload_records=2)) == 13_687
+
+
+@pytest.mark.parametrize(
+    "name", ["../../escaped.jsonl", "{tmp}/escaped.jsonl", "..\\..\\escaped.jsonl", "a\x00b.jsonl", "x" * 300 + ".jsonl"]
+)
+def test_a_hostile_upload_name_is_never_a_path(tmp_path, monkeypatch, name):
+    name = name.format(tmp=tmp_path)  # an absolute path
+    temp = tmp_path / "temp" / "deep"
+    temp.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    data = (good(1) + '\n{"id": "g2"}\n').encode()
+
+    result = load_upload(name, data, skip_invalid=True)
+    assert [p.id for p in result.papers] == ["g1"]
+    assert [str(s) for s in result.skipped] == [f"{name}:2: missing abstract"]
+    with pytest.raises(RecordError) as raised:
+        load_upload(name, data)
+    assert raised.value.path == name and raised.value.line == 2
+    # The copies went to their temporary folders, which are gone; nothing was written elsewhere.
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "/", "a/.."])
+def test_an_upload_name_with_no_extension_is_a_corpus_error_naming_it(name):
+    with pytest.raises(CorpusError) as raised:
+        load_upload(name, good(1).encode())
+    assert raised.value.message == f"{name}: no extension to tell its format"

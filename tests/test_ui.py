@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import tempfile
 
 import pytest
 import streamlit as st
@@ -173,15 +174,20 @@ def paper_count(at: AppTest) -> int:
     return int(next(m for m in at.sidebar.metric if m.label == "Papers").value)
 
 
+def ingest_upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.sidebar.file_uploader[0].set_value((name, data, "application/jsonl")).run()
+    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    assert not at.exception
+    return at
+
+
 def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_path, embeddings, fresh_assistant):
     data_dir = tmp_path / "index"
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
     at = open_app(data_dir)
     assert paper_count(at) == 20
     bad = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n{"id": "n2", "title": "No abstract"}\n'
-    at.sidebar.file_uploader[0].set_value(("bad.jsonl", bad, "application/jsonl")).run()
-    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
-    assert not at.exception
+    ingest_upload(at, "bad.jsonl", bad)
     assert any("bad.jsonl:2" in e.value for e in at.sidebar.error)
     assert paper_count(at) == 20
 
@@ -191,6 +197,38 @@ def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_p
     assert paper_count(at) == 21
     assert "1 added" in at.sidebar.success[0].value and "1 skipped" in at.sidebar.success[0].value
     assert any("bad.jsonl:2" in plain(c.value) for c in at.sidebar.caption)
+
+
+def test_an_upload_over_the_size_limit_is_refused_and_changes_nothing(open_app, fresh_assistant):
+    at = open_app(PAPERCHAT_MAX_UPLOAD_MB="1")
+    # The browser is told the same limit, so it refuses such a file before sending it.
+    assert at.sidebar.file_uploader[0].proto.max_upload_size_mb == 1
+    line = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n'
+    ingest_upload(at, "big.jsonl", line + b" " * (1 << 20))
+    [error] = at.sidebar.error
+    assert plain(error.value).startswith("big.jsonl is over 1 MB, the most an upload may be (PAPERCHAT_MAX_UPLOAD_MB)")
+    assert "paperchat ingest" in plain(error.value)
+    assert paper_count(at) == 20 and not at.sidebar.success
+
+    # Above Streamlit's own server.maxUploadSize (200 MB) the browser is told that one instead.
+    st.cache_resource.clear()
+    assert open_app(PAPERCHAT_MAX_UPLOAD_MB="500").sidebar.file_uploader[0].proto.max_upload_size_mb == 200
+
+
+def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, tmp_path, embeddings, fresh_assistant, monkeypatch):
+    data_dir = tmp_path / "index"
+    Index(Settings(data_dir=data_dir), embeddings).ingest([HOSTILE])
+    temp = tmp_path / "temp" / "deep"
+    temp.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    at = open_app(data_dir)
+    assert paper_count(at) == 1
+
+    name = "../../escaped.jsonl"
+    ingest_upload(at, name, b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
+    assert paper_count(at) == 2
+    assert plain(at.sidebar.success[0].value).startswith(f"{name}: 1 added")
+    assert [p for p in (tmp_path / "temp").rglob("*") if p.is_file()] == []
 
 
 def test_a_source_card_can_summarize_its_paper(open_app):

@@ -108,14 +108,18 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
 def upload(index: Index) -> None:
     """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
     st.subheader("Add papers")
+    limits = index.settings.limits
     file = st.file_uploader(
         "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
         help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
+        # The browser refuses a larger file before sending it; Streamlit's server refuses above
+        # its own server.maxUploadSize whatever this says, so the smaller is the true limit.
+        max_upload_size=min(limits.max_upload_mb, st.get_option("server.maxUploadSize")),
     )
     skip_invalid = st.checkbox("Skip invalid records", help="Load the valid records and list the others")
     if file is not None and st.button("Ingest", type="primary"):
         try:
-            loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid)
+            loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid, limits=limits)
         except PaperChatError as error:
             show_error(error)
             return
