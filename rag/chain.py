@@ -33,6 +33,7 @@ from rag.embeddings import SentenceVectors
 from rag.errors import AnswerCutOff, PaperChatError, PaperNotFoundError
 from rag.extractive import ExtractiveBackend
 from rag.llm import ModelBackend, choose_backend, translate_error
+from rag.markup import defuse_markdown
 from rag.modelcall import Retrying
 from rag.prompts import load_prompt
 from rag.records import Answer, Answerability, Coverage, Filters, Paper, QuestionAnalysis, QuestionType, Source
@@ -221,6 +222,8 @@ class Assistant:
 
         clock = time.perf_counter()
         text = "".join(pieces).strip()
+        if self.backend.chat_model is not None:
+            text = defuse_markdown(text)
         report = check_citations(text, sources, scorer=self.vectors.similarities) if sources else None
         citations = check_support(report.citations) if report else ()
         timings["check"] = time.perf_counter() - clock

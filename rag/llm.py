@@ -44,16 +44,25 @@ _SYSTEM = {
 }
 
 
+# A source's fence tag, wherever a paper's own text spells it: the text cannot close its fence
+# and pose as the prompt, or open a source of its own.
+_FENCE = re.compile(r"<(/?\s*source)", re.I)
+
+
+def _fenced(text: str) -> str:
+    return _FENCE.sub(r"&lt;\1", text)
+
+
 def format_sources(sources: Sequence[Source]) -> str:
-    """The numbered source blocks the model reads, one per paper."""
+    """The numbered source blocks the model reads, one per paper, each fenced as data."""
     block = load_prompt("source_block")
     return "\n\n".join(
         block.format(
             number=s.number,
-            title=s.paper.display_title,
-            authors=", ".join(s.paper.authors) or "unknown",
-            venue=" ".join(x for x in (s.paper.venue, s.paper.category) if x) or "unknown",
-            abstract=s.paper.abstract,
+            title=_fenced(s.paper.display_title),
+            authors=_fenced(", ".join(s.paper.authors) or "unknown"),
+            venue=_fenced(" ".join(x for x in (s.paper.venue, s.paper.category) if x) or "unknown"),
+            abstract=_fenced(s.paper.abstract),
         )
         for s in sources
     )

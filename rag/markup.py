@@ -22,7 +22,7 @@ from functools import lru_cache
 from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-__all__ = ["escape_markdown", "has_latex", "math_spans", "styled_segments", "to_bibtex", "to_markdown", "to_plain"]
+__all__ = ["defuse_markdown", "escape_markdown", "has_latex", "math_spans", "styled_segments", "to_bibtex", "to_markdown", "to_plain"]
 
 # Inline math as Pandoc reads it: no space just inside the dollars, no digit right after the
 # closing one ("costs $5 and $10" is no math), unless it holds a command ("50%$\\sim$90%").
@@ -131,6 +131,27 @@ def escape_markdown(text: str) -> str:
     text = _MARKDOWN_INLINE.sub(r"\\\1", text)
     text = _MARKDOWN_BULLET.sub(r"\1\\\2", text)
     return _MARKDOWN_ORDERED.sub(r"\1\\.", text)
+
+
+# What a model's Markdown may not do, whatever a source told it: show an image (its address is
+# fetched as the page renders, which can carry the conversation away), link anywhere, or hold
+# HTML. A citation "[1]" is not a link: no "(" follows its bracket.
+_TARGET = r"\((?:[^()\n]|\([^()\n]*\))*\)"  # "(url)", one level of parentheses inside
+_IMAGE = re.compile(r"(?<!\\)!\[([^\]\n]*)\]" + _TARGET)
+_LINK = re.compile(r"(?<!\\)(\[([^\]\n]+)\])" + _TARGET)
+_CITATION = re.compile(r"[\d\s,–-]+")
+_AUTOLINK = re.compile(r"(?<!\\)<((?:https?|ftp|mailto|javascript|data):[^>\s]*)>", re.I)
+_HTML = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
+
+
+def defuse_markdown(text: str) -> str:
+    """A model's answer as Markdown that is safe to render: an image is its alt text, a link its
+    text (a citation "[1](url)" stays "[1]"), an autolink its address, shown, and an HTML tag
+    shows as text."""
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(lambda m: m[1] if _CITATION.fullmatch(m[2]) else m[2], text)
+    text = _AUTOLINK.sub(lambda m: escape_markdown(m[1]), text)
+    return _HTML.sub(r"\\<", text)
 
 
 def to_markdown(text: str) -> str:

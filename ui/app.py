@@ -19,7 +19,7 @@ from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.corpus import load_upload
 from rag.errors import BackendError
 from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text, venue_year
-from rag.markup import escape_markdown, to_markdown
+from rag.markup import defuse_markdown, escape_markdown, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis
 from ui.common import load_assistant, show_error
 
@@ -275,6 +275,19 @@ def render_paper(paper: Paper, supports: Sequence[str], *, key: str, unsupported
     st.button("Summarize this paper", key=key, on_click=ask_next, args=(summary,))
 
 
+def show_stream(stream: AnswerStream, *, defuse: bool) -> None:
+    """The answer as it comes; a model's Markdown defused at every step, as its stored text will
+    be, so no image a source slipped into it is fetched even for a moment."""
+    if not defuse:
+        st.write_stream(stream.tokens())
+        return
+    box = st.empty()
+    text = ""
+    for piece in stream.tokens():
+        text += piece
+        box.markdown(defuse_markdown(text))
+
+
 def answer_live(
     assistant: Assistant, request: Request, history: Sequence[Answer], filters: Filters, k: int
 ) -> Answer | None:
@@ -295,7 +308,7 @@ def answer_live(
                 waiting = st.empty()
                 waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
             stream = AnswerStream(events, waiting)
-            st.write_stream(stream.tokens())
+            show_stream(stream, defuse=assistant.backend.chat_model is not None)
         except BackendError as error:
             show_error(error)
             offer_offline(Request(request.text, request.summary_of, offline=True), key="offline-failed")
