@@ -11,6 +11,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
@@ -393,44 +394,64 @@ def reset(ctx) -> None:
 @click.option("--corpus", type=click.Path(path_type=Path), help="Judge the set over this corpus file (indexed once) instead of the configured index.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].")
+@click.option("--resume", type=click.Path(path_type=Path),
+              help="A stopped or partial run's report folder: ask its failed and unasked questions with the run's own "
+                   "set and options (so with no other option), keep its scored ones, and complete its report in place.")
 @click.pass_context
-def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, skip, split, corpus, out_dir) -> None:
-    """Measure retrieval, citations, faithfulness and refusals on a question set; write a report."""
-    from rag.report import read_report
+def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, skip, split, corpus, out_dir, resume) -> None:
+    """Measure retrieval, citations, faithfulness and refusals on a question set; write a report.
+
+    A question the backend fails is recorded as failed and the run goes on; after
+    PAPERCHAT_EVAL_MAX_FAILURES (3) failures in a row it stops. Either way the report is written,
+    and the exit status is 1 unless every question was scored: --resume asks the rest.
+    """
+    from rag.errors import EvalIncompleteError
+    from rag.report import incomplete, read_report
 
     if compare:
         _print_comparison(read_report(compare[0]), read_report(compare[1]))
         return
-    if set_path is None:
-        raise click.UsageError("pass --set (a question set or BEIR folder) or --compare A B")
+    if resume is not None:
+        given = [p.opts[0] for p in ctx.command.params if p.name != "resume" and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--resume runs with the options of the run it resumes: leave out {', '.join(given)}")
+    elif set_path is None:
+        raise click.UsageError("pass --set (a question set or BEIR folder), --resume FOLDER or --compare A B")
     from rag.evalrun import evaluate
+    from rag.evalrun import resume as resume_run
     from rag.evalsets import load_eval_set
 
     settings = ctx.obj.model_copy(update={"backend": backend} if backend else {})
-    eval_set = load_eval_set(set_path, split=split)
-    if corpus is not None:
-        eval_set = eval_set.model_copy(update={"corpus": str(corpus.resolve())})
-    if skip:
-        eval_set = eval_set.model_copy(update={"items": eval_set.items[skip:]})
+    if resume is None:
+        eval_set = load_eval_set(set_path, split=split)
+        if corpus is not None:
+            eval_set = eval_set.model_copy(update={"corpus": str(corpus.resolve())})
+        if skip:
+            eval_set = eval_set.model_copy(update={"items": eval_set.items[skip:]})
     with _progress() as bar:
-        indexing = bar.add_task(f"indexing {eval_set.name}", total=None)
+        indexing = bar.add_task(f"indexing {resume.name if resume else eval_set.name}", total=None)
         asking = bar.add_task("asking", total=None, visible=False)
 
         def ask_progress(done: int, total: int) -> None:
             bar.update(asking, completed=done, total=total, visible=True)
             bar.update(indexing, visible=False)
 
-        run = evaluate(
+        hooks = {
+            "indexing": lambda done, total: bar.update(indexing, completed=done, total=total),
+            "asking": ask_progress,
+            "describe": lambda text: err.print(f"[dim]{escape(text)}[/]"),
+        }
+        run = resume_run(resume, settings, **hooks) if resume else evaluate(
             eval_set, settings, judge=judge, retriever=retriever, answers=not retrieval_only, k=k, depth=depth,
-            limit=limit, out=out_dir,
-            indexing=lambda done, total: bar.update(indexing, completed=done, total=total),
-            asking=ask_progress,
-            describe=lambda text: err.print(f"[dim]{escape(text)}[/]"),
+            limit=limit, out=out_dir, **hooks,
         )
     if run.missing_gold:
-        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {eval_set.name} are not in the index at {run.index_location}[/]")
+        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}[/]")
     _print_report(run.report)
     out.print(f"report: {run.folder / 'report.md'}")
+    shortfall = incomplete(run.report)
+    if shortfall:
+        raise EvalIncompleteError(f"evaluation incomplete: {shortfall}; partial report: {run.folder / 'report.md'}", folder=run.folder)
 
 
 def _print_report(report) -> None:

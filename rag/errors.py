@@ -7,6 +7,8 @@ down, a missing key) is a `PaperChatError`. Its message says what went wrong and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class PaperChatError(Exception):
     """Base of every error PaperChat raises on purpose."""
@@ -86,3 +88,12 @@ class BackendTimeoutError(BackendError):
 class AnswerCutOff(BackendError):
     """The answer broke off after part of it was shown: the connection was lost, the server went
     silent, or the total bound was reached."""
+
+
+class EvalIncompleteError(PaperChatError):
+    """An evaluation run left questions without scores (some failed, or it stopped early); its
+    partial report is written, and `paperchat eval --resume` asks those questions again."""
+
+    def __init__(self, message: str, *, folder: Path) -> None:
+        self.folder = folder
+        super().__init__(message, hint=f"once the backend answers again: paperchat eval --resume {folder}")

@@ -78,7 +78,7 @@ def load_question_set(path: str | Path, *, split: str | None = None) -> EvalSet:
         if not items:
             raise CorpusError(f"{path}: no question is in the {split} split", hint="give each question a \"split\"")
     name = f"{path.stem}-{split}" if split else path.stem
-    return EvalSet(name=name, path=str(path), items=tuple(items), corpus=corpus)
+    return EvalSet(name=name, path=str(path), items=tuple(items), corpus=corpus, split=split)
 
 
 def _corpus_line(line: str) -> str | None:
@@ -164,7 +164,7 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
     if not items:
         raise CorpusError(f"{qrels_path}: no judged query is in {queries_path}")
     name = f"{directory.name}-{half}" if half else directory.name
-    return EvalSet(name=name, path=str(directory), items=items, corpus=str(corpus))
+    return EvalSet(name=name, path=str(directory), items=items, corpus=str(corpus), split=split)
 
 
 def _qrels_file(qrels_dir: Path, split: str | None) -> Path:

@@ -62,13 +62,15 @@ from difflib import SequenceMatcher
 import numpy as np
 import pytrec_eval
 
-from rag.answering.question import analyze
+from rag.answering.question import CorpusProfile, analyze
 from rag.chain import Assistant
 from rag.citations import cited_sentences
-from rag.judges import Judge, PairedJudge
+from rag.errors import PaperChatError
+from rag.judges import Judge, PairedJudge, agreement
 from rag.markup import to_plain
 from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult
 from rag.retrieval import search
+from rag.settings import Settings
 
 Progress = Callable[[int, int], None]
 
@@ -274,11 +276,18 @@ def run_eval(
     retriever: str = "hybrid",
     limit: int | None = None,
     progress: Progress | None = None,
+    kept: Sequence[ItemResult] = (),
+    max_failures: int | None = None,
 ) -> EvalReport:
     """Ask every question (or the first `limit`) and score it; `answers=False` ranks only.
 
     The ranking scored for retrieval is `depth` papers deep (at least 10), from the same hybrid
     search the answer uses; the answer itself sees the top `k`.
+
+    A question whose asking or judging raises a `PaperChatError` (the backend down, a rate limit)
+    is kept with its error and left out of the metrics. After `max_failures` failures in a row
+    the run stops, and the report says why. `kept`: results of an earlier run of these questions
+    (`paperchat eval --resume`); those without an error are kept as they are, not asked again.
     """
     if answers and judge is None:
         raise ValueError("scoring answers needs a judge")
@@ -288,66 +297,51 @@ def run_eval(
     ranking_settings = assistant.settings.model_copy(
         update={"candidates": max(assistant.settings.candidates, depth)}
     )
-    rankings: dict[str, list[str]] = {}
-    partial: list[ItemResult] = []
-    second_opinion: list[dict[str, float]] = []
+    earlier = {r.id: r for r in kept if not r.error}
     profile = assistant.index.profile()
+    results: list[ItemResult] = []
+    in_a_row = 0
+    stopped = ""
     for done, item in enumerate(items, 1):
-        clock = time.perf_counter()
-        # Ranked as the answer retrieves: the question analysed (noise and stated filters out).
-        analysis = analyze(item.question, profile)
-        found = search(
-            assistant.index, analysis.search_text, ranking_settings, k=depth,
-            filters=analysis.filters, focus=analysis.focus,
-        )
-        ranking = [s.paper.id for s in found]
-        timings = {"retrieve": time.perf_counter() - clock}
-        rankings[item.id] = ranking
-        result = ItemResult(
-            id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold, retrieved=tuple(ranking)
-        )
-        if answers:
-            answer = assistant.ask(item.question, k=k)
-            result = result.model_copy(
-                update={
-                    "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
-                    "covered": answer.covered,
-                    "form": answer.form,
-                    "citations": answer.citations,
-                    "listed": tuple(listed_papers(answer)),
-                    "scores": answer_scores(item, answer, judge),
-                    "timings": dict(answer.timings),
-                }
-            )
-            if isinstance(judge, PairedJudge):
-                second_opinion.append(answer_scores(item, answer, judge.secondary))
+        if item.id in earlier:
+            # Not a sign the backend works now: the failures in a row go on counting across it.
+            results.append(earlier[item.id])
         else:
-            result = result.model_copy(update={"timings": timings})
-        partial.append(result)
+            try:
+                results.append(_ask(assistant, item, judge=judge if answers else None, k=k, depth=depth, ranking_settings=ranking_settings, profile=profile))
+                in_a_row = 0
+            except PaperChatError as exc:
+                results.append(ItemResult(
+                    id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold, retrieved=(), error=exc.message,
+                ))
+                in_a_row += 1
         if progress:
             progress(done, len(items))
+        if max_failures and in_a_row >= max_failures and done < len(items):
+            stopped = f"{in_a_row} questions in a row failed, the last with: {results[-1].error}"
+            break
 
-    retrieval = retrieval_scores({i.id: i.relevance for i in items}, rankings, depth=depth)
-    results = tuple(r.model_copy(update={"scores": {**retrieval.get(r.id, {}), **r.scores}}) for r in partial)
-    agreement = judge.agreement() if isinstance(judge, PairedJudge) else None
+    relevance = {i.id: i.relevance for i in items}
+    scored = [r for r in results if not r.error]
+    retrieval = retrieval_scores({r.id: relevance[r.id] for r in scored}, {r.id: list(r.retrieved) for r in scored}, depth=depth)
+    scored = [r.model_copy(update={"scores": {**retrieval.get(r.id, {}), **r.scores}}) for r in scored]
+    paired = isinstance(judge, PairedJudge) and answers
+    agreed = agreement([v for r in scored for v in r.verdicts]) if paired else None
+    seconded = [r.model_copy(update={"scores": {**r.scores, **r.second_scores}}) for r in scored] if paired else []
+    headline, other = scored, seconded
     judge_note = ""
-    if agreement is not None and agreement["kappa"] < KAPPA_BAR:
+    # A run that scored nothing (all failed) has no agreement to fall short of.
+    if agreed is not None and agreed["pairs"] and agreed["kappa"] < KAPPA_BAR:
         # The model judge is no better than chance against the calibrated one: lead with the latter.
         judge_note = (
-            f"The LLM judge agreed with the calibrated similarity judge at Cohen's kappa {agreement['kappa']:.3f}, "
+            f"The LLM judge agreed with the calibrated similarity judge at Cohen's kappa {agreed['kappa']:.3f}, "
             f"below the bar of {KAPPA_BAR}: the figures below are the similarity judge's; the LLM judge's follow them."
         )
-        results, alternative = (
-            tuple(r.model_copy(update={"scores": {**r.scores, **second}}) for r, second in zip(results, second_opinion, strict=True)),
-            aggregate(results)[0],
-        )
-    else:
-        alternative = aggregate(
-            [r.model_copy(update={"scores": {**r.scores, **second}}) for r, second in zip(results, second_opinion, strict=True)]
-        )[0] if second_opinion else None
-    metrics, counts = aggregate(results)
-    groups = dict.fromkeys(_group(r) for r in results)
-    by_type = {g: aggregate([r for r in results if _group(r) == g])[0] for g in groups}
+        headline, other = seconded, scored
+    metrics, counts = aggregate(headline)
+    groups = dict.fromkeys(_group(r) for r in headline)
+    by_type = {g: aggregate([r for r in headline if _group(r) == g])[0] for g in groups}
+    final = {r.id: r for r in scored}
     backend = assistant.backend
     return EvalReport(
         set_name=eval_set.name,
@@ -362,12 +356,50 @@ def run_eval(
         metrics=metrics,
         counts=counts,
         by_type=by_type,
-        latency=latency(results),
-        judge_agreement=agreement,
+        latency=latency(headline),
+        judge_agreement=agreed,
         judge_note=judge_note,
-        alternative_metrics=alternative,
-        items=results,
+        alternative_metrics=aggregate(other)[0] if other else None,
+        items=tuple(final.get(r.id, r) for r in results),
+        questions=tuple(i.id for i in items),
+        split=eval_set.split,
+        corpus=eval_set.corpus,
+        stopped=stopped,
     )
+
+
+def _ask(
+    assistant: Assistant, item: EvalItem, *, judge: Judge | None, k: int, depth: int, ranking_settings: Settings, profile: CorpusProfile
+) -> ItemResult:
+    """One question ranked and, given a judge, answered and scored."""
+    clock = time.perf_counter()
+    # Ranked as the answer retrieves: the question analysed (noise and stated filters out).
+    analysis = analyze(item.question, profile)
+    found = search(
+        assistant.index, analysis.search_text, ranking_settings, k=depth,
+        filters=analysis.filters, focus=analysis.focus,
+    )
+    result = ItemResult(
+        id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold,
+        retrieved=tuple(s.paper.id for s in found),
+    )
+    if judge is None:
+        return result.model_copy(update={"timings": {"retrieve": time.perf_counter() - clock}})
+    answer = assistant.ask(item.question, k=k)
+    paired = isinstance(judge, PairedJudge)
+    decided = len(judge.verdicts) if paired else 0
+    update = {
+        "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
+        "covered": answer.covered,
+        "form": answer.form,
+        "citations": answer.citations,
+        "listed": tuple(listed_papers(answer)),
+        "scores": answer_scores(item, answer, judge),
+        "timings": dict(answer.timings),
+    }
+    if paired:
+        update |= {"second_scores": answer_scores(item, answer, judge.secondary), "verdicts": tuple(judge.verdicts[decided:])}
+    return result.model_copy(update=update)
 
 
 def _group(result: ItemResult) -> str:

@@ -7,7 +7,8 @@ The citation and faithfulness metrics (`rag.evaluate`) ask a judge, so the judge
   reaches a threshold calibrated on labelled claims (`eval/calibrate_judge.py`).
 - `LLMJudge`: asks the configured chat model (`prompts/judge_support.md`), after ALCE's use of an
   NLI model and RAGAS's use of an LLM.
-- `PairedJudge`: runs both, answers with the first, and measures how often they agree.
+- `PairedJudge`: runs both, answers with the first, and keeps both verdicts; `agreement` measures
+  how often they agree.
 
 A judge knows nothing of answers or metrics; it only decides.
 """
@@ -120,9 +121,6 @@ class PairedJudge:
 
     def relevance(self, question: str, answer: str) -> float:
         return self.primary.relevance(question, answer)
-
-    def agreement(self) -> dict[str, float]:
-        return agreement(self.verdicts)
 
 
 def agreement(pairs: Sequence[tuple[bool, bool]]) -> dict[str, float]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
@@ -403,6 +403,8 @@ class EvalSet(Record):
     items: tuple[EvalItem, ...]
     # None: the questions are about the configured index (the user's own corpus).
     corpus: str | None = None
+    # The split it was loaded with (a BEIR qrels split, or a half); None: the default.
+    split: str | None = None
 
     @property
     def depth(self) -> int:
@@ -427,6 +429,13 @@ class ItemResult(Record):
     listed: tuple[str, ...] = ()  # every paper the answer gives (cited, or a collection's further matches)
     scores: dict[str, float] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
+    # With a paired judge (`rag.judges.PairedJudge`): `scores` are the primary judge's, these the
+    # secondary's, and `verdicts` each support decision as (primary, secondary). Kept per item so
+    # a resumed run measures the judges' agreement over every item, not just those it asked.
+    second_scores: dict[str, float] = Field(default_factory=dict)
+    verdicts: tuple[tuple[bool, bool], ...] = ()
+    # Why the question failed (a PaperChatError's message): the item has no answer and no scores.
+    error: str = ""
 
     @property
     def cited(self) -> tuple[str, ...]:
@@ -455,4 +464,29 @@ class EvalReport(Record):
     # calibrated similarity judge's, and `alternative_metrics` the LLM judge's.
     judge_note: str = ""
     alternative_metrics: dict[str, float] | None = None
+    # The metrics are over the items without an error; `items` lack the questions a stopped run
+    # did not reach. What `paperchat eval --resume` needs to ask the rest: the set (`set_path`,
+    # `split`, `corpus`), the run's questions, and its options (backend, judge, retriever, k, depth).
     items: tuple[ItemResult, ...]
+    questions: tuple[str, ...] = ()
+    split: str | None = None
+    corpus: str | None = None
+    # Why the run stopped before its last question; empty when it did not.
+    stopped: str = ""
+
+    @property
+    def question_ids(self) -> tuple[str, ...]:
+        """Every question of the run, in order (a report written before runs could stop has only its items)."""
+        return self.questions or tuple(i.id for i in self.items)
+
+    @computed_field
+    @property
+    def failed(self) -> int:
+        """How many questions failed."""
+        return sum(bool(i.error) for i in self.items)
+
+    @property
+    def unasked(self) -> tuple[str, ...]:
+        """The questions a stopped run did not reach."""
+        asked = {i.id for i in self.items}
+        return tuple(q for q in self.question_ids if q not in asked)

@@ -1,7 +1,8 @@
 """Evaluation reports on disk: ``report.json`` (everything), ``report.md`` and PNG plots.
 
 A run is written to ``<root>/<set>-<backend>-<timestamp>/``; ``report.json`` is the whole
-`EvalReport`, so two runs can be compared later (`rag.evaluate.compare`).
+`EvalReport`, so two runs can be compared later (`rag.evaluate.compare`). A run with failed or
+unasked questions is written too, saying so; resuming it rewrites the same folder (`save_report`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ def list_reports(root: Path) -> list[Path]:
 
 def write_report(report: EvalReport, root: Path) -> Path:
     """Write the run's folder under `root` and return it."""
-    folder = root / run_name(report)
+    return save_report(report, root / run_name(report))
+
+
+def save_report(report: EvalReport, folder: Path) -> Path:
+    """Write the report's files into `folder` (a resumed run's replace its partial ones) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "report.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     (folder / "report.md").write_text(markdown(report), encoding="utf-8")
@@ -58,12 +63,28 @@ def read_report(path: Path) -> EvalReport:
         raise PaperChatError(f"{file} is not a PaperChat report: {exc}", hint="was it written by paperchat eval?") from None
 
 
+def incomplete(report: EvalReport) -> str:
+    """What the run left without scores, in a sentence; empty when it scored every question."""
+    if not report.failed and not report.unasked:
+        return ""
+    total = len(report.question_ids)
+    scored = len(report.items) - report.failed
+    if not report.stopped:
+        return f"{report.failed} of {total} questions failed; the metrics are over the other {scored}"
+    return (
+        f"stopped early ({report.stopped}): {scored} of {total} questions scored, "
+        f"{report.failed} failed, {len(report.unasked)} not asked"
+    )
+
+
 def markdown(report: EvalReport) -> str:
+    shortfall = incomplete(report)
     lines = [
         f"# Evaluation: {report.set_name}",
         "",
+        *([f"> **Incomplete: {escape_markdown(shortfall)}.** `paperchat eval --resume` asks them again.", ""] if shortfall else []),
         *([f"> **{report.judge_note}**", ""] if report.judge_note else []),
-        f"- set: `{report.set_path}` ({len(report.items)} questions)",
+        f"- set: `{report.set_path}` ({len(report.question_ids)} questions)",
         f"- backend: {report.backend}" + (f" ({report.model})" if report.model else ""),
         f"- retriever: {report.retriever}; answers see the top {report.k}; rankings scored {report.depth} deep",
         f"- judge: {report.judge or 'none (retrieval only)'}",
@@ -100,8 +121,19 @@ def markdown(report: EvalReport) -> str:
     lines += ["## Latency (seconds)", "", "| stage | p50 | p95 |", "|---|---:|---:|"]
     lines += [f"| {s} | {v['p50']:.3f} | {v['p95']:.3f} |" for s, v in report.latency.items()]
     lines += ["", *(f"![{p}]({p})" for p in PLOTS), ""]
+    lines += _failures(report.items)
     lines += _misses(report.items)
     return "\n".join(lines) + "\n"
+
+
+def _failures(items: tuple[ItemResult, ...]) -> list[str]:
+    """Every failed question with its error: each one is what a resumed run asks again."""
+    failed = [i for i in items if i.error]
+    if not failed:
+        return []
+    lines = [f"## Failed ({len(failed)})", ""]
+    lines += [f"- `{i.id}` {escape_markdown(i.question)}: {escape_markdown(i.error)}" for i in failed]
+    return [*lines, ""]
 
 
 def _misses(items: tuple[ItemResult, ...]) -> list[str]:
@@ -160,7 +192,7 @@ def _plot_latency(report: EvalReport, path: Path) -> None:
             ax.hist(values, bins=30, alpha=0.55, label=stage)
     ax.set_xlabel("milliseconds per question")
     ax.set_ylabel("questions")
-    ax.legend()
+    _legend(ax)
     ax.set_title("Latency per stage", fontsize=10)
     _save(fig, path)
 
@@ -176,9 +208,15 @@ def _plot_by_type(report: EvalReport, path: Path) -> None:
         ax.bar(xs, [report.by_type[k].get(metric, 0.0) for k in kinds], width, label=metric)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))], kinds)
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, loc="lower right")
+    _legend(ax, fontsize=7, loc="lower right")
     ax.set_title("By question type", fontsize=10)
     _save(fig, path)
+
+
+def _legend(ax, **options) -> None:
+    # A run that scored no question has no series to name, and matplotlib warns of an empty legend.
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
 
 
 def _save(fig, path: Path) -> None:

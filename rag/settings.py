@@ -149,6 +149,10 @@ class Settings(BaseSettings):
     threads: int = Field(default_factory=lambda: os.cpu_count() or 1)
     # Where `paperchat eval` and the Evaluate page write their run folders.
     reports_dir: Path = Path(__file__).resolve().parents[1] / "eval" / "reports"
+    # An evaluation run stops after this many failed questions in a row. In a row, not in all: a
+    # server that drops one request in fifty should not end a long run, while one that is down
+    # fails every question from then on, and a few in a row tell that apart from bad luck.
+    eval_max_failures: int = Field(default=3, ge=1)
 
     def __init__(self, **values) -> None:
         files = _present_config_files()

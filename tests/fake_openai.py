@@ -24,7 +24,8 @@ Endpoints (all under ``/v1``):
 * ``GET /v1/models`` (and ``GET /v1/models/{id}``) -- a single model, ``"fake"``.
 
 With ``status != 200`` every endpoint answers with that status and ``error_body`` (or an
-OpenAI-style ``{"error": {...}}`` body). Every request is recorded in ``requests`` -- the JSON
+OpenAI-style ``{"error": {...}}`` body); a reply callable that returns an ``int`` fails just that
+chat completion with that status (a server failing some requests). Every request is recorded in ``requests`` -- the JSON
 body (``{}`` for GETs) plus a ``"path"`` key -- whatever the status.
 """
 
@@ -266,6 +267,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except Exception as exc:  # surface test bugs as a server error the client will raise
             self._send_error(500, f"FakeOpenAI reply callable raised {type(exc).__name__}: {exc}")
             return
+        if isinstance(reply, int):
+            self._send_error(reply)
+            return
         reply = str(reply)
         model = body.get("model") or DEFAULT_MODEL
         created = int(time.time())
@@ -396,14 +400,14 @@ class FakeOpenAI:
     """A real OpenAI-compatible HTTP server on 127.0.0.1:<free port>, run in a daemon thread.
 
     ``reply`` is the assistant text for chat completions, or a callable taking the request body
-    (a dict) and returning it. ``status`` != 200 makes every endpoint fail with that status and
+    (a dict) and returning it, or an HTTP status (an ``int``) to fail that request with. ``status`` != 200 makes every endpoint fail with that status and
     ``error_body`` (default: an OpenAI-style error for the status). ``chunk_size`` is the number
     of characters per streamed content delta.
     """
 
     def __init__(
         self,
-        reply: str | Callable[[dict], str] = "This is a fake reply.",
+        reply: str | Callable[[dict], str | int] = "This is a fake reply.",
         *,
         status: int = 200,
         error_body: dict | None = None,

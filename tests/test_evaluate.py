@@ -284,7 +284,7 @@ def test_paired_judge_answers_with_the_first_and_measures_agreement():
 
     paired = PairedJudge(Always(True), Always(False))
     assert paired.supports("c", ["e"]) is True
-    assert paired.agreement() == {"pairs": 1.0, "agreement": 0.0, "kappa": 0.0}
+    assert agreement(paired.verdicts) == {"pairs": 1.0, "agreement": 0.0, "kappa": 0.0}
 
 
 def test_agreement_and_kappa():

@@ -102,6 +102,19 @@ def test_reply_callable_error_surfaces_as_server_error() -> None:
             _client(srv).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
 
 
+def test_reply_callable_fails_the_requests_it_returns_a_status_for() -> None:
+    def flaky(body: dict) -> str | int:
+        return 503 if "fail" in body["messages"][-1]["content"] else "fine"
+
+    with FakeOpenAI(reply=flaky) as srv:
+        client = _client(srv)
+        with pytest.raises(openai.InternalServerError, match="overloaded") as failed:
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fail this"}])
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "answer this"}])
+    assert failed.value.status_code == 503
+    assert reply.choices[0].message.content == "fine" and len(srv.requests) == 2
+
+
 def test_wire_format_is_openai_sse() -> None:
     """Byte-level check of the stream, independent of any OpenAI client's parser."""
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 from conftest import ROOT, SEED_SET
+from fake_openai import FakeOpenAI
 from streamlit.testing.v1 import AppTest
 
 from rag.report import PLOTS, read_report
@@ -17,6 +18,16 @@ APP = str(ROOT / "ui" / "app.py")
 @pytest.fixture
 def reports(tmp_path):
     return tmp_path / "reports"
+
+
+@pytest.fixture
+def failing_backend(monkeypatch):
+    """The app's backend an OpenAI-compatible server that fails every request; request it before
+    `evaluate_page`, which reads the settings."""
+    with FakeOpenAI(status=500) as server:
+        monkeypatch.setenv("PAPERCHAT_BACKEND", "openai")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        yield server
 
 
 @pytest.fixture
@@ -108,3 +119,15 @@ def test_a_bad_uploaded_set_shows_its_line_and_writes_nothing(evaluate_page, rep
     [error] = at.error
     assert "bad.jsonl:2" in error.value and "question" in error.value
     assert not reports.exists()
+
+
+def test_a_run_the_backend_fails_shows_that_it_stopped_and_which_questions_failed(failing_backend, evaluate_page, reports):
+    at = run(evaluate_page, limit=5)
+    [folder] = reports.iterdir()
+    report = read_report(folder)
+    assert report.stopped and report.failed == 3 and len(report.unasked) == 2
+    [warning] = [w.value for w in at.warning if "Incomplete" in w.value]
+    assert "stopped early" in warning and "3 failed" in warning and f"--resume {folder}" in warning
+    failed = table(next(d for d in at.dataframe if list(d.value.columns[:1]) == ["failed question"]))
+    assert list(failed) == [i.id for i in report.items]
+    assert all("Error code: 500" in row["error"] for row in failed.values())

@@ -18,7 +18,7 @@ from rag.evalsets import load_eval_set, load_upload
 from rag.evaluate import LOWER_IS_BETTER, compare
 from rag.markup import escape_markdown
 from rag.records import EvalReport, EvalSet
-from rag.report import PLOTS, list_reports, read_report
+from rag.report import PLOTS, incomplete, list_reports, read_report
 from rag.retrieval import RETRIEVERS
 from ui.common import load_assistant, show_error
 
@@ -77,8 +77,10 @@ def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, 
             eval_set, assistant.settings, assistant=assistant, retriever=retriever, answers=answers, k=k,
             limit=limit, indexing=progress(f"Indexing {eval_set.name}"), asking=progress("Asking"),
         )
+        report = run.report
+        scored = f"{len(report.items) - report.failed} of {len(report.question_ids)} questions scored" if incomplete(report) else f"{len(report.items)} questions"
         status.update(
-            label=f"{escape_markdown(eval_set.name)}: {len(run.report.items)} questions", state="complete", expanded=False
+            label=f"{escape_markdown(eval_set.name)}: {scored}", state="error" if report.stopped else "complete", expanded=False
         )
     return run
 
@@ -86,9 +88,15 @@ def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, 
 # --- reports ----------------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def report_in(folder: Path) -> EvalReport:
-    # A run's folder never changes once written: parse each report.json once, not on every rerun.
+    file = folder / "report.json"
+    # `paperchat eval --resume` completes a run's folder in place: the file's time is in the key.
+    return _parsed_report(folder, file.stat().st_mtime_ns if file.is_file() else 0)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _parsed_report(folder: Path, modified: int) -> EvalReport:
+    # Parse each version of a report.json once, not on every rerun.
     return read_report(folder)
 
 
@@ -102,10 +110,13 @@ def render_report(folder: Path, *, key: str) -> None:
     model = f" ({report.model})" if report.model else ""
     st.subheader(escape_markdown(folder.name))
     st.caption(escape_markdown(
-        f"{report.set_name}: {len(report.items)} questions · backend {report.backend}{model} · "
+        f"{report.set_name}: {len(report.question_ids)} questions · backend {report.backend}{model} · "
         f"judge {report.judge or 'none (ranking only)'} · retriever {report.retriever} · "
         f"answers see {report.k} papers, rankings scored {report.depth} deep · {report.created}"
     ))
+    shortfall = incomplete(report)
+    if shortfall:
+        st.warning(escape_markdown(f"Incomplete: {shortfall}.") + f" `paperchat eval --resume {folder}` asks them again.")
     if report.judge_note:
         st.warning(escape_markdown(report.judge_note))
     st.dataframe(
@@ -116,6 +127,9 @@ def render_report(folder: Path, *, key: str) -> None:
         column_config={"value": st.column_config.NumberColumn(format="%.3f")},
         hide_index=True, height="content",
     )
+    failed = [{"failed question": i.id, "question": i.question, "error": i.error} for i in report.items if i.error]
+    if failed:
+        st.dataframe(failed, hide_index=True)
     if report.judge_agreement:
         a = report.judge_agreement
         st.markdown(
