@@ -65,7 +65,7 @@ import pytrec_eval
 from rag.answering.question import CorpusProfile, analyze
 from rag.chain import Assistant
 from rag.citations import cited_sentences
-from rag.errors import PaperChatError
+from rag.errors import AnswerCutOff, PaperChatError
 from rag.judges import Judge, PairedJudge, agreement
 from rag.markup import to_plain
 from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult
@@ -386,6 +386,9 @@ def _ask(
     if judge is None:
         return result.model_copy(update={"timings": {"retrieve": time.perf_counter() - clock}})
     answer = assistant.ask(item.question, k=k)
+    if answer.cut_off:
+        # Half an answer would score as a poor one: it is the backend's failure, to be asked again.
+        raise AnswerCutOff(answer.cut_off, hint="the answer broke off; --resume asks it again")
     paired = isinstance(judge, PairedJudge)
     decided = len(judge.verdicts) if paired else 0
     update = {

@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import PAPERS, SEED_SET
 from conftest import run_cli as run
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, Fault
 
 from rag.chain import Assistant
 from rag.evalsets import load_question_set
@@ -60,7 +60,7 @@ def test_a_question_the_server_fails_is_recorded_and_the_others_are_scored(data_
     report = read_report(folder)
     assert [i.id for i in report.items] == IDS[:4]
     failed = report.items[1]
-    assert "Error code: 500" in failed.error and failed.answer is None and not failed.scores
+    assert "(HTTP 500)" in failed.error and failed.answer is None and not failed.scores
     # The questions after it were asked and scored too.
     assert all(not i.error and i.answer and "recall@5" in i.scores for i in report.items if i is not failed)
     assert report.failed == 1 and not report.stopped and report.counts["recall@5"] == 3
@@ -81,7 +81,7 @@ def test_a_server_failing_every_request_stops_the_run_with_a_partial_report(data
     # The default: three failures in a row, then no more questions.
     assert [i.id for i in report.items] == IDS[:3] and report.failed == 3
     assert report.unasked == tuple(IDS[3:]) and reached == set(IDS[:3])
-    assert "3 questions in a row failed" in report.stopped and "Error code: 500" in report.stopped
+    assert "3 questions in a row failed" in report.stopped and "(HTTP 500)" in report.stopped
     assert "stopped early" in (folder / "report.md").read_text()
 
 
@@ -168,7 +168,7 @@ def test_a_resumed_run_keeps_the_judges_verdicts_of_the_questions_it_does_not_as
         final = run_eval(assistant, questions, judge=make_judge("auto", assistant.vectors, settings), kept=partial.items)
         asked_again = asked(server)
     failed = partial.items[2]
-    assert failed.answer is None and "Error code: 500" in failed.error
+    assert failed.answer is None and "(HTTP 500)" in failed.error
     assert partial.failed == 1 and "## Failed (1)" in markdown(partial)
     assert asked_again == [IDS[2]]
     assert final.failed == 0 and final.items[:2] == partial.items[:2]
@@ -179,3 +179,14 @@ def test_a_resumed_run_keeps_the_judges_verdicts_of_the_questions_it_does_not_as
     assert partial.judge_agreement["pairs"] == kept_pairs
     # Half of the kept answers' sentences are made up; the third answer's one sentence holds.
     assert final.metrics["faithfulness"] == pytest.approx((0.5 + 0.5 + 1.0) / 3)
+
+
+def test_an_answer_cut_off_mid_stream_is_a_failed_question_not_a_poor_one(seed_index):
+    questions = load_question_set(SEED_SET).model_copy(update={"items": QUESTIONS[:3]})
+    with FakeOpenAI(reply=ANSWER, chunk_size=10, faults=[Fault(), Fault(after=2, drop=True)]) as server:
+        settings = seed_index.settings.model_copy(update={"backend": "openai", "openai_base_url": server.base_url})
+        assistant = Assistant(seed_index, settings)
+        report = run_eval(assistant, questions, judge=make_judge("similarity", assistant.vectors, settings))
+    cut = report.items[1]
+    assert cut.error.startswith(f"connection lost to gpt-4o-mini at {server.base_url}") and cut.answer is None
+    assert [bool(i.error) for i in report.items] == [False, True, False] and report.failed == 1

@@ -130,4 +130,4 @@ def test_a_run_the_backend_fails_shows_that_it_stopped_and_which_questions_faile
     assert "stopped early" in warning and "3 failed" in warning and f"--resume {folder}" in warning
     failed = table(next(d for d in at.dataframe if list(d.value.columns[:1]) == ["failed question"]))
     assert list(failed) == [i.id for i in report.items]
-    assert all("Error code: 500" in row["error"] for row in failed.values())
+    assert all("(HTTP 500)" in row["error"] for row in failed.values())
