@@ -6,32 +6,70 @@
     index.ingest(load_corpus("data/papers.jsonl"))
     answer = Assistant(index, settings).ask("Which papers make attention cheaper?")
 
-A large file is better streamed: ``index.ingest(read_corpus("arxiv.jsonl.gz"))``.
+A large file is better streamed: ``index.ingest(read_corpus("arxiv.jsonl.gz"))``. Every error
+PaperChat raises on purpose is a `PaperChatError` (its subclasses are exported here too), with a
+message saying what and where and a `hint` saying what to do. `PaperRetriever` is the hybrid search
+as a LangChain retriever, for chains of one's own.
 """
 
-from rag.chain import Assistant, DoneEvent, Event, SourcesEvent, TokenEvent
+from rag.chain import Assistant, DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.corpus import load_corpus, read_corpus
-from rag.errors import PaperChatError
+from rag.errors import (
+    AnswerCutOff,
+    AuthenticationError,
+    BackendError,
+    BackendTimeoutError,
+    BackendUnavailableError,
+    ConfigError,
+    CorpusError,
+    EmbeddingMismatchError,
+    EvalIncompleteError,
+    ModelNotFoundError,
+    PaperChatError,
+    PaperNotFoundError,
+    RateLimitError,
+    RecordError,
+    ServerError,
+    StoreError,
+)
 from rag.records import Answer, Citation, Filters, IngestReport, LoadResult, Paper, Source
+from rag.retrieval import PaperRetriever
 from rag.settings import Settings
 from rag.store import Index, IndexStats
 
 __all__ = [
     "Answer",
+    "AnswerCutOff",
     "Assistant",
+    "AuthenticationError",
+    "BackendError",
+    "BackendTimeoutError",
+    "BackendUnavailableError",
     "Citation",
+    "ConfigError",
+    "CorpusError",
     "DoneEvent",
+    "EmbeddingMismatchError",
+    "EvalIncompleteError",
     "Event",
     "Filters",
     "Index",
     "IndexStats",
     "IngestReport",
     "LoadResult",
+    "ModelNotFoundError",
     "Paper",
     "PaperChatError",
+    "PaperNotFoundError",
+    "PaperRetriever",
+    "RateLimitError",
+    "RecordError",
+    "ServerError",
     "Settings",
     "Source",
     "SourcesEvent",
+    "StatusEvent",
+    "StoreError",
     "TokenEvent",
     "load_corpus",
     "read_corpus",

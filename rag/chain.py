@@ -271,7 +271,7 @@ class Assistant:
     def stream_summary(self, ref: str, *, question: str | None = None) -> Iterator[Event]:
         """A cited summary of one paper, found by id or title words."""
         paper = self.index.find(ref)
-        source = Source(number=1, paper=paper, score=1.0, passage=paper.abstract)
+        source = Source(number=1, paper=paper, score=1.0)
         standalone = f"Summarize “{paper.display_title}”"
         analysis = analyze(standalone, self.index.profile()).model_copy(update={"named_papers": (paper.id,)})
         evidence = gather(analysis, [source], self.vectors)

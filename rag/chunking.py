@@ -7,7 +7,6 @@ Every chunk's text starts with the paper's title so title words count in the den
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 
 import tiktoken
@@ -62,6 +61,3 @@ def chunk_paper(paper: Paper, *, chunk_size: int = 256, chunk_overlap: int = 32)
         )
     return chunks
 
-
-def chunk_papers(papers: Iterable[Paper], *, chunk_size: int = 256, chunk_overlap: int = 32) -> list[Chunk]:
-    return [c for p in papers for c in chunk_paper(p, chunk_size=chunk_size, chunk_overlap=chunk_overlap)]

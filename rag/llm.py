@@ -231,6 +231,14 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
+def _redacted(said: str, settings: Settings) -> str:
+    """What a server said, without the API key: some servers echo the key they refused, and a
+    message is printed, logged and written into evaluation reports."""
+    if not settings.has_openai_key:
+        return said
+    return said.replace(settings.openai_client_key, "[the API key]")
+
+
 def translate_error(exc: Exception, settings: Settings) -> Exception:
     """Map a client library's exception to ours, with what to do; others pass through."""
     try:
@@ -241,7 +249,7 @@ def translate_error(exc: Exception, settings: Settings) -> Exception:
     model = settings.openai_model
     if isinstance(exc, openai.APIConnectionError):
         return BackendUnavailableError(
-            f"cannot reach {model} at {where}: {exc}", hint="check the network or OPENAI_BASE_URL, or use --backend extractive"
+            f"cannot reach {model} at {where}: {_redacted(str(exc), settings)}", hint="check the network or OPENAI_BASE_URL, or use --backend extractive"
         )
     if isinstance(exc, openai.AuthenticationError):
         return AuthenticationError(
@@ -255,12 +263,13 @@ def translate_error(exc: Exception, settings: Settings) -> Exception:
         return ModelNotFoundError(
             f"{where} has no model {model!r}", hint="set PAPERCHAT_OPENAI_MODEL to a model the server has"
         )
-    if isinstance(exc, openai.InternalServerError):
-        said = _STATUS_PREFIX.sub("", exc.message)
-        return ServerError(
+    if isinstance(exc, openai.APIStatusError):
+        said = _redacted(_STATUS_PREFIX.sub("", exc.message), settings)
+        kind = ServerError if isinstance(exc, openai.InternalServerError) else BackendError
+        return kind(
             f"{model} at {where} failed (HTTP {exc.status_code}): {said}",
             hint="try again, or use --backend extractive", retry_after=_retry_after(exc),
         )
     if isinstance(exc, openai.APIError):
-        return BackendError(f"{model} at {where} failed: {exc}", hint="try again, or use --backend extractive")
+        return BackendError(f"{model} at {where} failed: {_redacted(str(exc), settings)}", hint="try again, or use --backend extractive")
     return exc

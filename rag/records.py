@@ -254,7 +254,6 @@ class Source(Record):
     bm25_score: float | None = None
     dense_rank: int | None = None
     bm25_rank: int | None = None
-    passage: str = ""
 
 
 class Citation(Record):

@@ -32,7 +32,6 @@ class Ranked:
     dense_similarity: float | None = None
     bm25_rank: int | None = None
     bm25_score: float | None = None
-    passage: str = ""
 
 
 def score_fusion(
@@ -86,16 +85,14 @@ def search(
         for hit in index.dense_search(vector, settings.candidates * 2, allowed):
             if hit.paper_id not in ranked:
                 dense_order.append((hit.paper_id, hit.similarity))
-                ranked[hit.paper_id] = Ranked(
-                    hit.paper_id, len(dense_order), hit.similarity, passage=hit.text
-                )
+                ranked[hit.paper_id] = Ranked(hit.paper_id, len(dense_order), hit.similarity)
     lexical_order: list[tuple[str, float]] = []
     if settings.bm25_weight > 0:
         for rank, hit in enumerate(index.lexical.search(query, settings.candidates, allowed), start=1):
             lexical_order.append((hit.paper_id, hit.score))
             prior = ranked.get(hit.paper_id, Ranked(hit.paper_id))
             ranked[hit.paper_id] = Ranked(
-                hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score, prior.passage
+                hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score
             )
     fused = score_fusion([dense_order, lexical_order], [settings.dense_weight, settings.bm25_weight])
     sources = []
@@ -114,7 +111,6 @@ def search(
                 bm25_score=r.bm25_score,
                 dense_rank=r.dense_rank,
                 bm25_rank=r.bm25_rank,
-                passage=r.passage or paper.abstract,
             )
         )
     return sources

@@ -63,3 +63,4 @@ def test_a_bad_config_file_is_named_with_its_line(monkeypatch, tmp_path):
 def test_an_argument_is_named_as_the_option_it_came_from():
     with pytest.raises(ConfigError, match="the k option is -2"):
         Settings(k=-2)
+
