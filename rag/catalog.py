@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rag.answering.question import CorpusProfile
 from rag.lexical import LexicalIndex, paper_terms
@@ -177,7 +178,8 @@ class Catalog:
             return LexicalIndex.load(self.folder)
         value = json.loads((self.folder / f"{name}.json").read_text(encoding="utf-8"))
         if name == "profile":
-            return CorpusProfile(**{k: tuple(v) if isinstance(v, list) else v for k, v in value.items()})
+            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+            return CorpusProfile(**fields)
         if not isinstance(value, dict):
             raise ValueError(f"{self.folder / name}.json is not a mapping")
         # JSON has no tuples: facets and names are read back as they were made.

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -20,6 +21,9 @@ from rich.text import Text
 
 from rag.errors import PaperChatError
 from rag.markup import to_plain
+
+if TYPE_CHECKING:
+    from rag.records import Answer
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -200,6 +204,8 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
                 out.print(_terminal(event.text), end="")
             elif isinstance(event, DoneEvent):
                 answer = event.answer
+    if answer is None:
+        raise RuntimeError("the answer stream ended without a final answer")
     if as_json:
         out.print_json(answer.model_dump_json())
         return answer
@@ -326,7 +332,7 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
     out.print(f"[dim]{len(assistant.index)} papers indexed. Ask a question (/quit to leave).[/]")
-    history = []
+    history: list[Answer] = []
     while True:
         try:
             question = click.prompt("\nyou", prompt_suffix="> ", default="", show_default=False).strip()
@@ -436,7 +442,7 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
             bar.update(asking, completed=done, total=total, visible=True)
             bar.update(indexing, visible=False)
 
-        hooks = {
+        hooks: dict[str, Any] = {
             "indexing": lambda done, total: bar.update(indexing, completed=done, total=total),
             "asking": ask_progress,
             "describe": lambda text: err.print(f"[dim]{escape(text)}[/]"),
@@ -481,7 +487,7 @@ def _print_comparison(before, after) -> None:
         def cell(value, sign=""):
             return "" if value is None else f"{value:{sign}.{digits}f}"
 
-        colour = {True: "green", False: "red"}.get(delta.better, "")
+        colour = "" if delta.better is None else "green" if delta.better else "red"
         change = cell(delta.change, "+")
         table.add_row(delta.metric, cell(delta.before), cell(delta.after), f"[{colour}]{change}[/]" if colour else change)
     out.print(table)

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from pydantic import SecretStr
 
 from rag.errors import ConfigError, ModelNotFoundError
 from rag.offline import onnx_minilm, onnx_minilm_int8, prepare
@@ -122,7 +123,7 @@ def _openai(settings: Settings) -> Embeddings:
 
     return OpenAIEmbeddings(
         model=settings.openai_embedding_model,
-        api_key=settings.openai_client_key,
+        api_key=SecretStr(settings.openai_client_key),
         base_url=settings.openai_base_url,
         # The token-length pre-check sends token ids, which compatible servers reject; abstracts fit.
         check_embedding_ctx_length=False,

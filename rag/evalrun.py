@@ -79,7 +79,7 @@ def evaluate(
         )
     chosen = make_judge(judge, assistant.vectors, settings) if answers else None
     if describe:
-        what = "ranking only" if not answers else f"backend {assistant.backend.label}, judge {chosen.name}"
+        what = "ranking only" if chosen is None else f"backend {assistant.backend.label}, judge {chosen.name}"
         describe(f"{eval_set.name}: {len(eval_set.items)} questions over {len(index)} papers; {what}")
     report = run_eval(
         assistant, eval_set, judge=chosen, k=k, depth=depth or eval_set.depth,

@@ -57,12 +57,13 @@ def load_question_set(path: str | Path, *, split: str | None = None) -> EvalSet:
     path = Path(path)
     items: list[EvalItem] = []
     seen: set[str] = set()
-    corpus = None
+    corpus: str | None = None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        if not items and not seen and corpus is None and _corpus_line(line):
-            corpus = str((path.parent / _corpus_line(line)).resolve())
+        named = _corpus_line(line) if not items and not seen and corpus is None else None
+        if named:
+            corpus = str((path.parent / named).resolve())
             continue
         item = _question(str(path), number, line)
         if item.id in seen:

@@ -389,8 +389,7 @@ def _ask(
     if answer.cut_off:
         # Half an answer would score as a poor one: it is the backend's failure, to be asked again.
         raise AnswerCutOff(answer.cut_off, hint="the answer broke off; --resume asks it again")
-    paired = isinstance(judge, PairedJudge)
-    decided = len(judge.verdicts) if paired else 0
+    decided = len(judge.verdicts) if isinstance(judge, PairedJudge) else 0
     update = {
         "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
         "covered": answer.covered,
@@ -400,7 +399,7 @@ def _ask(
         "scores": answer_scores(item, answer, judge),
         "timings": dict(answer.timings),
     }
-    if paired:
+    if isinstance(judge, PairedJudge):
         update |= {"second_scores": answer_scores(item, answer, judge.secondary), "verdicts": tuple(judge.verdicts[decided:])}
     return result.model_copy(update=update)
 

@@ -95,7 +95,7 @@ class LLMJudge:
             text = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(evidence, 1))
             reply = self._invoke(self._support, {"claim": claim, "evidence": text})
             verdict = _VERDICT.search(reply)
-            self._verdicts[key] = bool(verdict) and verdict.group(1).lower() == "yes"
+            self._verdicts[key] = verdict is not None and verdict.group(1).lower() == "yes"
         return self._verdicts[key]
 
     def relevance(self, question: str, answer: str) -> float:

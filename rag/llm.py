@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable
+from pydantic import SecretStr
 
 from rag.answering.decline import partial_note
 from rag.answering.request import AnswerRequest, Backend, Task
@@ -145,7 +146,7 @@ def openai_chat(settings: Settings) -> BaseChatModel:
 
     return ChatOpenAI(
         model=settings.openai_model,
-        api_key=settings.openai_client_key,
+        api_key=SecretStr(settings.openai_client_key),
         base_url=settings.openai_base_url,
         temperature=settings.temperature,
         # The client's read bound is a little longer than the first-token bound, so that
@@ -155,7 +156,7 @@ def openai_chat(settings: Settings) -> BaseChatModel:
         ),
         # rag.modelcall retries, within the total bound.
         max_retries=0,
-        max_tokens=settings.max_answer_tokens,
+        max_completion_tokens=settings.max_answer_tokens,
         # langchain-openai sends the cap as `max_completion_tokens`, which OpenAI's API reads and
         # compatible servers (llama.cpp, older vLLM) ignore; they read `max_tokens`.
         extra_body={"max_tokens": settings.max_answer_tokens} if settings.openai_base_url else None,

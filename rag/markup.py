@@ -76,7 +76,7 @@ def _latex_regions(text: str) -> list[tuple[int, int]]:
             end = space.start() if space else len(text)
             if end == len(text) or _balanced(text[start:end]):
                 break
-            end = space.end()
+            end = space.end() if space else len(text)
         if space and _ENDS_IN_MACRO.search(text, start, end):
             end = space.end()  # TeX reads the space after "\\sim" as the macro's own
         regions.append((start, end))

@@ -478,7 +478,8 @@ class EvalReport(Record):
         """Every question of the run, in order (a report written before runs could stop has only its items)."""
         return self.questions or tuple(i.id for i in self.items)
 
-    @computed_field
+    # Pydantic's documented form, which mypy does not know.
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def failed(self) -> int:
         """How many questions failed."""

@@ -95,7 +95,7 @@ def search(
                 hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score
             )
     fused = score_fusion([dense_order, lexical_order], [settings.dense_weight, settings.bm25_weight])
-    sources = []
+    sources: list[Source] = []
     papers = index.fetch([paper_id for paper_id, _ in fused[:k]])
     for paper_id, score in fused[:k]:
         r = ranked.get(paper_id, Ranked(paper_id))

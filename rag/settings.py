@@ -200,4 +200,5 @@ class Settings(BaseSettings):
     @property
     def openai_client_key(self) -> str:
         # The client insists on a key even where the server wants none.
-        return self.openai_api_key.get_secret_value() if self.has_openai_key else "not-needed"
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
+        return key or "not-needed"

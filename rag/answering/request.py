@@ -50,7 +50,11 @@ class Backend(Protocol):
     name: str
     model: str
     reason: str
-    chat_model: BaseChatModel | None
+
+    @property
+    def chat_model(self) -> BaseChatModel | None:
+        """The chat model that writes, if a model does (it also rewrites follow-ups)."""
+        ...
 
     @property
     def who(self) -> str:
