@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest test bench bench-ingest bench-ask bench-scale bench-update eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test reliability bench bench-ingest bench-ask bench-scale bench-update eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -37,8 +37,14 @@ run: ingest
 run-cli: ingest
 	$(BIN)/paperchat chat
 
+# Everything, for real; then the reliability table (bench/reliability.py) from the same run.
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --junitxml=tests/artifacts/junit.xml
+	$(BIN)/python bench/reliability.py --junit tests/artifacts/junit.xml
+
+# Only the tests of issue 11's failure classes, and their table.
+reliability: install
+	$(BIN)/python bench/reliability.py
 
 bench: install
 	$(BIN)/python bench/bench_ingest_ask.py --scale

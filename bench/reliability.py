@@ -1,0 +1,102 @@
+"""`make reliability`: every failure class of issue 11 tried, as the tests that prove it, with a
+table of cases per class.
+
+Each class is a set of tests (by file, and where a file mixes classes by a keyword of the test's
+name); the tests themselves assert what each row claims: our error and no traceback, no paper
+lost or half-indexed, no duplicate chunk, the fault survived within its bound. The table counts
+the cases each class tried and how they ended. Extra pytest arguments pass through
+(`python bench/reliability.py -x`); `--junit FILE` prints the table of a run already made, as
+`make test` does after the whole suite.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    name: str
+    proves: str
+    tests: tuple[str, ...]  # "tests/file.py" or "tests/file.py::keyword in the test's name"
+
+
+CLASSES = (
+    FailureClass("bad input files", "file:line error, index unchanged, no traceback",
+                 ("tests/test_corpus.py", "tests/test_cli.py::bad", "tests/test_cli.py::oversized", "tests/test_ui.py::upload")),
+    FailureClass("settings and config", "ConfigError naming the variable or file:line, in every command and the app",
+                 ("tests/test_settings.py", "tests/test_cli.py::setting", "tests/test_ui.py::setting")),
+    FailureClass("arbitrary bytes and text", "loaders and citation parser raise only our errors (hypothesis)",
+                 ("tests/test_properties.py", "tests/test_citation_properties.py")),
+    FailureClass("model faults", "refused, 500, 429 Retry-After, stall, drop, not JSON, bad key: within the bound",
+                 ("tests/test_model_faults.py", "tests/test_openai_backend.py", "tests/test_ui.py::cut_off",
+                  "tests/test_ui.py::backend_error")),
+    FailureClass("hostile text", "fenced as data, citations held to retrieved papers, Markdown defused, escaped",
+                 ("tests/test_model_safeguards.py", "tests/test_markup.py::defuse", "tests/test_ui.py::escaped",
+                  "tests/test_export.py")),
+    FailureClass("secrets and file names", "the key in no output, report or export; upload names never paths",
+                 ("tests/test_secrets.py", "tests/test_ui.py::hostile_upload_name")),
+    FailureClass("evaluation under failures", "failed questions recorded, stop after N in a row, --resume",
+                 ("tests/test_eval_failures.py",)),
+    FailureClass("kills and concurrent writers", "SIGKILL at random points: papers whole or absent, no duplicate; "
+                 "two writers: both succeed or 'index busy'",
+                 ("tests/test_crash_concurrency.py", "tests/test_store.py::killed", "tests/test_server.py::killed")),
+    FailureClass("load", "8 browser sessions x 5 questions against one `paperchat ui`: 0 errors",
+                 ("tests/test_load.py",)),
+)
+
+
+def _selection(cls: FailureClass) -> list[tuple[str, str]]:
+    return [(test.partition("::")[0], test.partition("::")[2]) for test in cls.tests]
+
+
+def _class_of(case: ET.Element) -> FailureClass | None:
+    file = case.get("file") or "tests/" + case.get("classname", "").split(".")[-1] + ".py"
+    name = case.get("name", "")
+    for cls in CLASSES:
+        for path, keyword in _selection(cls):
+            if file.endswith(path.removeprefix("tests/")) and keyword in name:
+                return cls
+    return None
+
+
+def table(junit: Path) -> str:
+    """The table of cases per class, from a pytest run's JUnit XML."""
+    outcomes: dict[str, Counter] = {cls.name: Counter() for cls in CLASSES}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        cls = _class_of(case)
+        if cls is not None:
+            ended = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
+            outcomes[cls.name][ended] += 1
+    rows = [f"{'class':<30} {'cases':>5} {'passed':>6} {'failed':>6} {'skipped':>7}  what each passing case proves"]
+    for cls in CLASSES:
+        seen = outcomes[cls.name]
+        failed = seen["failure"] + seen["error"]
+        rows.append(f"{cls.name:<30} {sum(seen.values()):>5} {seen['passed']:>6} {failed:>6} {seen['skipped']:>7}  {cls.proves}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--junit"]:
+        # The table of a run already made (make test writes its JUnit XML).
+        print(table(Path(argv[1])))
+        return 0
+    files = sorted({path for cls in CLASSES for path, _ in _selection(cls) if (ROOT / path).exists()})
+    with tempfile.TemporaryDirectory() as folder:
+        junit = Path(folder) / "junit.xml"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *files, *argv], cwd=ROOT)
+        if junit.exists():
+            print("\n" + table(junit))
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
