@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest test reliability bench bench-ingest bench-ask bench-scale bench-update eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -67,6 +67,11 @@ bench-scale: install
 
 bench-update: install
 	$(BIN)/python bench/bench_update.py --data-dir $(SCALE_INDEX)
+
+# 8 browser sessions (headless Chromium) asking 5 questions each at once of one `paperchat ui`
+# over the bundled papers: errors, answer p50/p95, the server's RSS before and after (~1 minute).
+bench-load: install
+	$(BIN)/python bench/load_ui.py
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

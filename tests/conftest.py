@@ -22,6 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 PAPERS = ROOT / "data" / "papers.jsonl"
 SEED_SET = ROOT / "eval" / "sets" / "seed.jsonl"
+BROWSER_ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
+# The browser tests start the app and drive Chromium with bench/load_ui.py's helpers (bench/ is
+# scripts, not a package).
+sys.path.append(str(ROOT / "bench"))
 
 
 EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
@@ -73,6 +77,24 @@ def embeddings(tmp_path_factory):
     model = make_embeddings(Settings())
     model.embed_query("warm up")
     return model
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, embeddings):
+    """`paperchat ui` over the bundled papers, for a browser to drive; skips where Chromium is not installed."""
+    from load_ui import CHROMIUM, serve
+
+    from rag.corpus import load_corpus
+    from rag.settings import Settings
+    from rag.store import Index
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it with apt-get)")
+    pytest.importorskip("playwright", reason="playwright is in the dev extra (make install)")
+    data_dir = tmp_path_factory.mktemp("browser-index")
+    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
+    with serve(data_dir) as ui:
+        yield ui
 
 
 @pytest.fixture

@@ -5,63 +5,13 @@ Screenshots of each step go to tests/artifacts/browser/ (look at them after a ch
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import PAPERS, ROOT
-
-from rag.corpus import load_corpus
-from rag.settings import Settings
-from rag.store import Index
-
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, embeddings):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it with apt-get)")
-    pytest.importorskip("playwright", reason="playwright is in the dev extra (make install)")
-    data_dir = tmp_path_factory.mktemp("browser-index")
-    Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
-    port = _free_port()
-    # The command a user runs (make run): `paperchat ui`, which becomes the Streamlit server.
-    command = [sys.executable, "-m", "rag.cli", "ui", "--port", str(port)]
-    env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    break
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                pytest.fail("streamlit did not come up within 60 s")
-            time.sleep(0.3)
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
+from conftest import BROWSER_ARTIFACTS as ARTIFACTS
+from load_ui import CHROMIUM, FLAGS
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +23,7 @@ def page(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-        page.goto(server)
+        page.goto(server.url)
         page.get_by_test_id("stChatInputTextArea").wait_for(timeout=90_000)
         yield page
         browser.close()
