@@ -21,6 +21,8 @@ from rag.corpus import load_corpus
 from rag.settings import Settings
 from rag.store import Index
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
 FLAGS = [
