@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest test reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: install
 # Only the tests of issue 11's failure classes, and their table.
 reliability: install
 	$(BIN)/python bench/reliability.py
+
+# The unit tests alone, for the edit-test loop: under a minute where `make test` takes many, since
+# nothing marked slow (processes, servers, the app) or semantic runs and a fake embeds, not MiniLM.
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow and not semantic" --fake-embedder
 
 bench: install
 	$(BIN)/python bench/bench_ingest_ask.py --scale

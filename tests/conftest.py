@@ -1,4 +1,5 @@
-"""Shared fixtures. The embedding model is real (the bundled MiniLM), loaded once per session."""
+"""Shared fixtures. The embedding model is real (the bundled MiniLM), loaded once per session, unless
+`--fake-embedder` asks for a deterministic fake."""
 
 from __future__ import annotations
 
@@ -67,8 +68,20 @@ def shared_file(relative: str) -> Path:
     return path
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fake-embedder", action="store_true",
+        help="embed with a deterministic fake instead of MiniLM (make test-fast): for tests that need no meaning in the vectors",
+    )
+
+
 @pytest.fixture(scope="session")
-def embeddings(tmp_path_factory):
+def embeddings(request):
+    if request.config.getoption("--fake-embedder"):
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        # MiniLM's width; the index it fills is labelled MiniLM (from the settings) but lives in a temporary folder.
+        return DeterministicFakeEmbedding(size=384)
     from rag.embeddings import make_embeddings
     from rag.offline import prepare
     from rag.settings import Settings

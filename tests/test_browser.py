@@ -13,6 +13,8 @@ import pytest
 from conftest import BROWSER_ARTIFACTS as ARTIFACTS
 from load_ui import CHROMIUM, FLAGS
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def page(server):

@@ -33,6 +33,7 @@ def test_extractive_is_the_default_without_a_key(assistant, monkeypatch):
     assert (assistant.backend.name, assistant.backend.reason) == ("extractive", "backend 'extractive' was asked for")
 
 
+@pytest.mark.semantic
 @pytest.mark.parametrize("item", ANSWERABLE, ids=[q["id"] for q in ANSWERABLE])
 def test_extractive_answers_cite_only_retrieved_sources(assistant, item):
     answer = assistant.ask(item["question"])
@@ -56,12 +57,14 @@ def test_stream_yields_sources_then_tokens_then_the_answer(assistant):
     assert {"retrieve", "generate", "total"} <= set(answer.timings)
 
 
+@pytest.mark.semantic
 def test_no_answerable_seed_question_is_refused(assistant):
     # Measured 2026-12-02 at min_relevance 0.37: none of the 51 refused.
     wrongly = [q["id"] for q in ANSWERABLE if not assistant.ask(q["question"]).covered]
     assert wrongly == []
 
 
+@pytest.mark.semantic
 @pytest.mark.parametrize("question", ["What is the best recipe for sourdough bread?", "What is the capital of France?"])
 def test_off_topic_question_says_so_and_cites_nothing(assistant, question):
     answer = assistant.ask(question)
@@ -77,6 +80,7 @@ def test_summary_cites_the_one_paper(assistant):
     assert len(answer.citations) >= 3
 
 
+@pytest.mark.semantic
 def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
     reply = "Heads can be routed per token [1]. Another paper does it too [9]."
     fake = GenericFakeChatModel(messages=iter([AIMessage(reply)]))
@@ -87,6 +91,7 @@ def test_invalid_citation_from_a_model_is_removed_and_reported(seed_index):
     assert [c.number for c in answer.citations] == [1]
 
 
+@pytest.mark.semantic
 def test_a_model_answer_without_citations_is_flagged(seed_index):
     fake = GenericFakeChatModel(messages=iter([AIMessage("Attention can be made cheaper.")]))
     assistant = Assistant(seed_index, seed_index.settings, backend=ModelBackend.wrapping(fake, seed_index.settings, name="fake", reason="test"))
@@ -119,6 +124,7 @@ def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
     assert len(it.sources) == 1
 
 
+@pytest.mark.semantic
 def test_a_summary_request_naming_no_paper_is_answered_as_a_question(assistant):
     answer = assistant.ask("Summarize the work on sparse attention heads")
     # Searched as asked, not rewritten into one named paper's summary (which retrieves that one).

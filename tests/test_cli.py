@@ -8,6 +8,8 @@ import pytest
 from conftest import PAPERS, shared_file
 from conftest import run_cli as run
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def listing_index(tmp_path_factory):

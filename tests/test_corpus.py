@@ -444,6 +444,7 @@ def test_changing_the_abstract_changes_the_content_hash_not_the_own_id(workdir):
 # --- at scale -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_scale_corpus_loads_whole_with_years_from_venues():
     result = load_corpus(shared_file("data/scale_corpus.jsonl.gz"))
 
@@ -467,6 +468,7 @@ def test_a_file_is_read_a_record_at_a_time(tmp_path):
         count_papers(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["big.jsonl.gz", "big.csv", "big.txt"])
 def test_reading_a_large_file_holds_one_record_at_a_time(tmp_path, name):
     import csv
@@ -594,6 +596,7 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_read(monkeypatch)
         load_upload("bomb.jsonl.gz", bomb, limits=limits(max_upload_mb=1))
 
 
+@pytest.mark.slow
 def test_an_upload_past_the_record_limit_is_refused_at_that_record():
     two = "\n".join([good(1), good(2)]).encode()
     assert len(load_upload("two.jsonl", two, limits=limits(max_upload_records=2)).papers) == 2

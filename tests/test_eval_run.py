@@ -38,6 +38,7 @@ def seed_report(seed_index):
     return run_eval(assistant, load_question_set(SEED_SET), judge=SimilarityJudge(assistant.vectors))
 
 
+@pytest.mark.semantic
 def test_quality_gate_on_the_seed_set(seed_report):
     m = seed_report.metrics
     assert m["recall@5"] >= MIN_RECALL_AT_5
@@ -46,6 +47,7 @@ def test_quality_gate_on_the_seed_set(seed_report):
     assert m["answerable_refused"] <= MAX_ANSWERABLE_REFUSED
 
 
+@pytest.mark.semantic
 @pytest.mark.parametrize("name", FORM_GATES)
 def test_quality_gate_on_the_answer_forms(seed_index, name):
     assistant = Assistant(seed_index, seed_index.settings)
@@ -55,6 +57,7 @@ def test_quality_gate_on_the_answer_forms(seed_index, name):
         assert report.metrics[metric] >= bar if bar >= 0 else report.metrics[metric] <= -bar, (metric, report.metrics[metric])
 
 
+@pytest.mark.semantic
 def test_the_report_covers_every_item_and_metric(seed_report):
     assert len(seed_report.items) == 76 and seed_report.backend == "extractive"
     assert seed_report.counts["recall@5"] == 61 and seed_report.counts["unanswerable_declined"] == 15
@@ -95,6 +98,7 @@ def _judging_server(body: dict) -> str:
     return "Mixture-of-Head attention lets each token select the attention heads it needs [1]. It also cures cancer [1]."
 
 
+@pytest.mark.slow
 def test_the_llm_judge_runs_through_an_openai_compatible_server_and_is_compared(seed_index):
     settings = seed_index.settings.model_copy(update={"backend": "openai", "openai_base_url": None})
     with FakeOpenAI(reply=_judging_server) as server:
@@ -112,6 +116,7 @@ def test_the_llm_judge_runs_through_an_openai_compatible_server_and_is_compared(
     assert report.judge_agreement["pairs"] > 0 and 0 <= report.judge_agreement["agreement"] <= 1
 
 
+@pytest.mark.slow
 def test_an_llm_judge_that_agrees_by_chance_does_not_lead_the_report(seed_index, tmp_path):
     def lenient(body: dict) -> str:  # a weak model: every statement supported
         prompt = body["messages"][-1]["content"]
@@ -134,6 +139,7 @@ def test_an_llm_judge_that_agrees_by_chance_does_not_lead_the_report(seed_index,
     assert report.judge_note in (write_report(report, tmp_path) / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     run(tmp_path, "ingest", str(PAPERS))
     out = tmp_path / "reports"
@@ -153,6 +159,7 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     assert "recall@5" in compared.stdout and "B - A" in compared.stdout
 
 
+@pytest.mark.slow
 def test_paperchat_eval_errors_are_short(tmp_path):
     done = run(tmp_path, "eval", "--set", str(tmp_path / "nope.jsonl"), check=False)
     assert done.returncode == 1 and "no such evaluation set" in done.stderr and "Traceback" not in done.stderr

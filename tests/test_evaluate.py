@@ -233,17 +233,20 @@ def similarity(embeddings):
     return SimilarityJudge(SentenceVectors(embeddings))
 
 
+@pytest.mark.semantic
 def test_similarity_judge_accepts_quotes_and_paraphrases(similarity):
     assert similarity.supports("Each token selects the heads it needs [1].", [ABSTRACT])
     assert similarity.supports("MoH lets each token select its own attention heads.", [ABSTRACT])
 
 
+@pytest.mark.semantic
 def test_similarity_judge_rejects_claims_about_something_else(similarity):
     assert not similarity.supports("The method speeds up protein structure prediction with diffusion.", [ABSTRACT])
     assert not similarity.supports("", [ABSTRACT])
     assert not similarity.supports("Each token selects the heads it needs.", [])
 
 
+@pytest.mark.semantic
 def test_similarity_judge_relevance_prefers_an_on_topic_answer(similarity):
     question = "How can attention use fewer heads per token?"
     on_topic = similarity.relevance(question, "Each token selects the attention heads it needs.")
@@ -306,6 +309,7 @@ def test_make_judge_is_offline_without_a_model_and_refuses_llm(embeddings):
     assert isinstance(paired, PairedJudge) and paired.name.startswith("llm")
 
 
+@pytest.mark.semantic
 def test_the_similarity_judge_threshold_still_separates_the_calibration_pairs(similarity):
     """eval/calibrate_judge.py's labelled pairs: the threshold in use keeps its measured accuracy."""
     spec = importlib.util.spec_from_file_location("calibrate_judge", ROOT / "eval" / "calibrate_judge.py")

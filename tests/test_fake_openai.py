@@ -18,6 +18,8 @@ try:  # works whether or not tests/ is a package
 except ImportError:  # pragma: no cover - depends on how pytest put tests/ on sys.path
     from fake_openai import FakeOpenAI, fake_embedding
 
+pytestmark = pytest.mark.slow
+
 REPLY = "PaperChat answers with citations [1] — naïve ✓ unicode too."
 
 

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, shared_file
 
 _spec = importlib.util.spec_from_file_location("make_known_item", ROOT / "eval" / "make_known_item.py")
@@ -69,6 +70,7 @@ def test_asking_for_more_than_the_candidates_gives_all_of_them(tmp_path):
     assert sorted(q["text"] for q in queries) == sorted(TITLES[i] for i in ("p1", "p2", "p7", "p8"))
 
 
+@pytest.mark.slow
 def test_missing_source_exits_1_with_the_path(tmp_path):
     missing = tmp_path / "nope.jsonl.gz"
     script = ROOT / "eval" / "make_known_item.py"
@@ -81,6 +83,7 @@ def test_missing_source_exits_1_with_the_path(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_real_shared_corpus(tmp_path):
     source = shared_file("data/scale_corpus.jsonl.gz")
     out = tmp_path / "ki"

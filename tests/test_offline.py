@@ -6,6 +6,7 @@ import hashlib
 import subprocess
 import sys
 
+import pytest
 from conftest import PAPERS, ROOT
 
 from rag.chunking import chunk_paper
@@ -19,6 +20,7 @@ def test_tiktoken_cache_file_is_named_as_tiktoken_looks_for_it(tmp_path):
     assert expected.is_file() and expected.stat().st_size > 1_000_000
 
 
+@pytest.mark.slow
 def test_plain_get_encoding_works_in_a_fresh_process_with_no_network(tmp_path):
     # An unroutable proxy makes any download attempt fail fast instead of succeeding somewhere.
     script = (
@@ -43,6 +45,7 @@ def test_short_abstracts_stay_whole_and_long_ones_split_with_the_title_first():
     assert len({c.id for c in pieces}) == len(pieces)
 
 
+@pytest.mark.semantic
 def test_onnx_and_torch_runtimes_give_the_same_vectors(embeddings, tmp_path):
     # One index serves both runtimes only because their vectors agree.
     import numpy as np
@@ -58,6 +61,7 @@ def test_onnx_and_torch_runtimes_give_the_same_vectors(embeddings, tmp_path):
     assert np.allclose((torch_vectors * onnx_vectors).sum(axis=1), 1.0, atol=1e-4)
 
 
+@pytest.mark.semantic
 def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(embeddings, monkeypatch):
     # Mixed lengths: the short ones share a run, the long ones run alone, padded to their own width.
     import numpy as np
@@ -77,10 +81,10 @@ def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(embeddin
     assert runs[0] == 3 and max(runs) < len(texts) and sum(runs) == len(texts)
 
 
+@pytest.mark.semantic
 def test_the_int8_model_is_made_once_offline_and_indexes_apart(embeddings, tmp_path):
     # Quantized vectors are close to the float model's but not equal: an index holds one kind.
     import numpy as np
-    import pytest
 
     from rag.corpus import load_corpus
     from rag.embeddings import make_embeddings

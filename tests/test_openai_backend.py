@@ -16,7 +16,7 @@ from rag.settings import Settings
 from rag.store import Index
 
 
-pytestmark = pytest.mark.usefixtures("no_proxy")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_proxy")]
 
 
 def test_request_carries_numbered_sources_and_stream_is_parsed(seed_index):

@@ -43,12 +43,14 @@ def test_a_paper_one_list_missed_scores_below_that_lists_last():
     assert fused["b"] == pytest.approx(0.5 + 0.5)  # BM25 did not return b: a's 2.0 / 4.0
 
 
+@pytest.mark.semantic
 @pytest.mark.parametrize("item", LOOKUPS, ids=[q["id"] for q in LOOKUPS])
 def test_paraphrased_question_finds_its_paper_in_top_3(seed_index, item):
     top = [s.paper.id for s in search(seed_index, item["question"], seed_index.settings, k=3)]
     assert item["gold"][0] in top, f"{item['question']!r} -> {top}"
 
 
+@pytest.mark.semantic
 def test_the_fusion_ranks_the_seed_questions_above_either_ranker_alone(seed_index):
     # Never below the better side. nDCG@10 over these 175 questions when this was written:
     # fusion 0.970, dense 0.950, BM25 0.944.

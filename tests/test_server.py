@@ -24,6 +24,8 @@ from rag.errors import StoreError
 from rag.settings import Settings
 from rag.store import Index
 
+pytestmark = pytest.mark.slow
+
 CHROMA = shutil.which("chroma", path=os.path.dirname(sys.executable))
 
 

@@ -86,6 +86,7 @@ def test_changed_abstract_replaces_only_its_chunks(settings, embeddings):
     assert index.get(changed.id).abstract.endswith("release a benchmark.")
 
 
+@pytest.mark.slow
 def test_index_survives_a_new_process(settings, embeddings):
     Index(settings, embeddings).ingest(load_corpus(PAPERS))
     script = (
@@ -222,6 +223,7 @@ def test_find_by_title_words_and_stats(seed_index):
     assert sum(stats.categories.values()) == 20
 
 
+@pytest.mark.slow
 def test_an_ingest_killed_midway_loses_nothing_and_duplicates_nothing(tmp_path):
     written, stats, chunks = interrupted_ingest(tmp_path / "index", tmp_path)
     assert 0 < written < 600, "the kill should land mid-ingest"
@@ -325,6 +327,7 @@ def test_an_index_from_before_sentence_vectors_gets_them_at_the_next_ingest(sett
     assert not third.embeddings.seen, "a third ingest has nothing to embed"
 
 
+@pytest.mark.semantic
 def test_a_new_process_answers_without_reading_the_paper_table(settings, embeddings, monkeypatch):
     writer = Index(settings, embeddings)
     writer.ingest(load_corpus(PAPERS))
