@@ -35,7 +35,7 @@ CLASSES = (
     FailureClass("settings and config", "ConfigError naming the variable or file:line, in every command and the app",
                  ("tests/test_settings.py", "tests/test_cli.py::setting", "tests/test_ui.py::setting")),
     FailureClass("arbitrary bytes and text", "loaders and citation parser raise only our errors (hypothesis)",
-                 ("tests/test_properties.py", "tests/test_citation_properties.py")),
+                 ("tests/test_corpus_properties.py", "tests/test_citation_properties.py")),
     FailureClass("model faults", "refused, 500, 429 Retry-After, stall, drop, not JSON, bad key: within the bound",
                  ("tests/test_model_faults.py", "tests/test_openai_backend.py", "tests/test_ui.py::cut_off",
                   "tests/test_ui.py::backend_error")),

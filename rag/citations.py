@@ -48,6 +48,8 @@ __all__ = [
     "find_citation_markers",
     "marker_owners",
     "find_support",
+    "settled",
+    "settled_head",
     "strip_citations",
 ]
 
@@ -61,6 +63,12 @@ _NUMBER_OR_RANGE = re.compile(r"(\d{1,2})(?:\s*[-–—]\s*(\d{1,2}))?")
 # the dollars, no digit right after the closing one) so "costs $5 [1] and $10" is not math.
 _PROTECTED = re.compile(r"\$\$.+?\$\$|\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)|`[^`\n]*`", re.DOTALL)
 _MAX_NUMBER = 99
+# What may follow a "[" that still opens a marker ("[1, 2", "[Sour"), once the bracket groups
+# after it that may be markers are cut ("[[7]1" is "[1" when [7] goes).
+_MARKER_SO_FAR = re.compile(r"[\s\d,;:\-–—\[source]*", re.IGNORECASE)
+_MAYBE_MARKER = re.compile(r"\[[\s\d,;:\-–—source]*\]", re.IGNORECASE)
+# The spacing and "(" before a marker that removing it tidies away.
+_TIDIED = re.compile(r"[ \t]*\(?[ \t]*$")
 
 # Markdown that is layout, not claim: list/heading/quote openers, a bold lead-in label such as the
 # extractive backend's "**Title**: ", and emphasis markers.
@@ -128,8 +136,7 @@ def cited_numbers(text: str) -> list[int]:
 
 def strip_citations(text: str) -> str:
     """`text` without its citation markers, spacing tidied ("foo [1]." -> "foo.")."""
-    edits = [(m.start, m.end, "") for m in find_citation_markers(text)]
-    return _splice(text, edits)[0]
+    return drop_invalid(text, set())[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,14 +190,92 @@ def drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
 
     A marker keeps its own spelling when all its numbers are valid, is rewritten with the valid
     ones when some are ("[1, 7]" -> "[1]"), and is removed when none are ("foo [7]." -> "foo.").
+    Removing a marker joins the text around it, which can spell a new one ("[[7]1]" -> "[1]"):
+    that is checked in turn, until no marker names an invalid number.
     """
-    edits, invalid = [], []
-    for marker in find_citation_markers(text):
-        kept = [n for n in marker.numbers if n in valid]
-        invalid.extend(n for n in marker.numbers if n not in valid)
-        if len(kept) < len(marker.numbers):
-            edits.append((marker.start, marker.end, _format_marker(kept) if kept else ""))
-    return _splice(text, edits)[0], invalid
+    invalid: list[int] = []
+    while True:
+        edits = []
+        for marker in find_citation_markers(text):
+            kept = [n for n in marker.numbers if n in valid]
+            invalid.extend(n for n in marker.numbers if n not in valid)
+            if len(kept) < len(marker.numbers):
+                edits.append((marker.start, marker.end, _format_marker(kept) if kept else ""))
+        if not edits:
+            return text, invalid
+        text = _splice(text, edits)[0]
+
+
+def settled(text: str) -> int:
+    """How much of `text`, the start of a longer one, `drop_invalid` changes alike whatever follows.
+
+    Held back: a "[" that may still open a marker, a bracket group at the end (a "(" next makes it
+    a link, and what follows it decides the tidying), anything bracketed after math or code that may
+    still close around it or, at the end, reopen, trailing space, and the spacing before a marker
+    that removing it tidies. What is held back may all be cut, leaving the rest to end the text, so
+    the rest must be settled as an end in turn.
+    """
+    cut = len(text)
+    while (held := _held(text[:cut])) != cut:
+        cut = held
+    return cut
+
+
+def _held(text: str) -> int:
+    """Where what may still change at the end of `text` begins (see `settled`)."""
+    forming = next((i for i, char in enumerate(text) if char == "[" and _may_be_marker(text[i + 1 :])), len(text))
+    maybe_protected = text.find("[", _unsettled_protection(text))
+    cut = min(len(text.rstrip()), forming, len(text) if maybe_protected == -1 else maybe_protected)
+    cut -= len(_TIDIED.search(text, 0, cut)[0])
+    end = text[:cut].rstrip().removesuffix(")")
+    opening = _opening(end) if end.endswith("]") else None
+    return opening if opening is not None and _may_be_marker(end[opening + 1 : -1]) else cut
+
+
+def _may_be_marker(inside: str) -> bool:
+    """Whether what follows a "[" may be (the start of) a marker's inside."""
+    while (cut := _MAYBE_MARKER.sub("", inside)) != inside:
+        inside = cut
+    return bool(_MARKER_SO_FAR.fullmatch(inside))
+
+
+def _opening(text: str) -> int | None:
+    """Where the bracket group that ends `text` opens (its "]" is the last character), if any."""
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += {"]": 1, "[": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _unsettled_protection(text: str) -> int:
+    """Where the first math or code begins that text still to come may close, or widen ("$$" is
+    empty math until a closing "$$" comes), or at the end reopen ("$x$" followed by a digit is no
+    math); else the end."""
+    spans = [m.span() for m in _PROTECTED.finditer(text)]
+    starts = [start for start, end in spans if end == len(text)]
+    for i, char in enumerate(text):
+        if char in "$`" and not any(start < i < end for start, end in spans):
+            closed = (_PROTECTED.match(text + closing, i) for closing in ("x$$", "x$", "`"))
+            if any(match and match.end() > len(text) for match in closed):
+                starts.append(i)
+                break
+    return min(starts, default=len(text))
+
+
+def settled_head(text: str) -> int:
+    """Where `text`, settled as a whole (see `settled`), may be cut in two that `drop_invalid`
+    changes apart as it changes them together, whatever follows: the last point between two
+    letters that no bracket group, math or code spans (0 if there is none). A stream's checks need
+    then look back no further."""
+    spans = [m.span() for m in _PROTECTED.finditer(text)]
+    depth, head = 0, 0
+    for i in range(1, _unsettled_protection(text)):
+        depth = max(0, depth + {"[": 1, "]": -1}.get(text[i - 1], 0))
+        if depth == 0 and text[i - 1].isalpha() and text[i : i + 1].isalpha() and not any(s < i < e for s, e in spans):
+            head = i
+    return head
 
 
 # ---------------------------------------------------------------------------------------------

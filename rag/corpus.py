@@ -127,6 +127,9 @@ _AUTHOR_SEPARATOR = re.compile(r"\s*,\s*|\s+and\s+")
 _VENUE_YEAR = re.compile(r"(?<!\d)(\d{4})$")
 # errors="surrogateescape" turns each undecodable byte into one of these code points.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
+# A JSON escape can spell half of a UTF-16 surrogate pair alone ("\udc80"): no character, and
+# not text anything that writes UTF-8 (the id hash, the index, an export) can take.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # For callers that pass no limits: the settings' defaults, as library code reads no environment.
 _DEFAULT_LIMITS = Settings.model_construct().limits
 _MB = 1 << 20  # as Streamlit's server.maxUploadSize counts a megabyte
@@ -153,6 +156,7 @@ _Parsed = tuple[int, "Mapping[str, object] | _Invalid"]
 def _paper(fields: Mapping[str, object], limits: Limits) -> Paper:
     """The one place a record of any format becomes a Paper, or is rejected."""
     fields = {str(key).strip().lower(): value for key, value in fields.items()}
+    _check_surrogates(fields)
     abstract = normalize_space(_text(fields, "abstract"))
     if not abstract:
         raise _Invalid("missing abstract", f'add an "abstract" field, {_SKIP}')
@@ -173,11 +177,21 @@ def _paper(fields: Mapping[str, object], limits: Limits) -> Paper:
     )
 
 
+def _check_surrogates(fields: Mapping[str, object]) -> None:
+    """Refuse a lone surrogate in a name or in a text a Paper takes (nested objects it drops)."""
+    for key, value in fields.items():
+        for text in (key, *(value if isinstance(value, list) else [value])):
+            if isinstance(text, str) and (surrogate := _SURROGATE.search(text)):
+                raise _Invalid(
+                    f"{json.dumps(key)} holds \\u{ord(surrogate[0]):04x}, half of a surrogate pair, which is no character",
+                    f"write the character itself, or both halves of its escape (\\ud83d\\ude00), {_SKIP}",
+                )
+
+
 def _check_length(abstract: str, limit: int) -> None:
     # A token is at least one byte, so an abstract of no more bytes than the limit is within it
-    # untokenized, as nearly every real one is ("surrogatepass": a lone surrogate that a JSON
-    # escape made is counted, not raised on).
-    if len(abstract.encode("utf-8", "surrogatepass")) <= limit:
+    # untokenized, as nearly every real one is.
+    if len(abstract.encode("utf-8")) <= limit:
         return
     tokens = count_tokens(abstract)
     if tokens > limit:
@@ -220,11 +234,13 @@ def _year(value: object, venue: str) -> int | None:
     if value is None:
         match = _VENUE_YEAR.search(venue)
         return int(match[1]) if match else None
-    if isinstance(value, int) and not isinstance(value, bool):
+    # Four digits at most: more are no year, a store could not hold them, and int() refuses a
+    # string of over 4,300.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 9999:
         return value
-    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value):
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,4}\s*", value):
         return int(value)
-    raise _Invalid(f"year {value!r} is not a number", f"write the year as digits (2025), {_SKIP}")
+    raise _Invalid(f"year {value!r} is not a year", f"write the year as digits (2025), {_SKIP}")
 
 
 def _extra(fields: Mapping[str, object]) -> dict[str, str]:
@@ -403,6 +419,12 @@ def _jsonl_records(lines: Iterable[str]) -> Iterator[_Parsed]:
         except json.JSONDecodeError as exc:
             yield number, _Invalid(f"invalid JSON: {exc.msg} (column {exc.colno})", hint)
             continue
+        except RecursionError:
+            yield number, _Invalid("invalid JSON: nested deeper than can be read", hint)
+            continue
+        except ValueError:  # json.loads builds every int, and int() refuses over 4,300 digits
+            yield number, _Invalid("invalid JSON: a number of over 4,300 digits", hint)
+            continue
         if isinstance(record, dict):
             yield number, record
         else:
@@ -428,8 +450,11 @@ def _csv_records(lines: Iterable[str]) -> Iterator[_Parsed]:
             if not header:
                 header = [cell.strip().lower() for cell in row]
                 if not {"abstract", "text"} & set(header):
+                    # A byte that is not UTF-8 (kept as a surrogate when skipping) is shown as "\x80":
+                    # a message with a surrogate cannot be written out as UTF-8.
+                    shown = ", ".join(header).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                     raise _Invalid(
-                        f"no abstract column in the header ({', '.join(header)})",
+                        f"no abstract column in the header ({shown})",
                         'name the column of abstracts "abstract" (or "text")',
                         start,
                     )

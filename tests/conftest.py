@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hypothesis
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,6 +19,13 @@ for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERCHAT_BACKEND", "PAPERCHA
     os.environ.pop(_var, None)
 os.environ["PAPERCHAT_CONFIG"] = os.devnull
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# Property tests: few examples and no deadline by default, so they take seconds on a shared two-core
+# machine; HYPOTHESIS_PROFILE=deep searches harder. No example database: a failure found is kept as
+# an @example instead (Hypothesis's caches in .hypothesis/ are ignored by git).
+hypothesis.settings.register_profile("ci", max_examples=60, deadline=None, database=None)
+hypothesis.settings.register_profile("deep", max_examples=3000, deadline=None, database=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -356,7 +356,7 @@ def test_skip_invalid_keeps_the_good_records_and_lists_every_skipped_one(workdir
     assert [s.line for s in result.skipped] == [2, 3, 5, 6]
     assert all(s.path == "mixed.jsonl" for s in result.skipped)
     assert result.skipped[1].reason == "missing abstract"
-    assert str(result.skipped[3]) == "mixed.jsonl:6: year 'soon' is not a number"
+    assert str(result.skipped[3]) == "mixed.jsonl:6: year 'soon' is not a year"
 
 
 def test_a_paper_listed_twice_is_folded_and_a_conflicting_id_names_both_lines(workdir):

@@ -1,9 +1,10 @@
 """Checks on an answer's text, as it streams and once it is done.
 
 - `StreamGuard` holds back what could still turn out wrong until it is known: a citation marker
-  until its closing bracket, so a number that names no retrieved source is dropped before it is
-  shown (nothing shown is retracted), and a tag until its closing ">", so a model's stray
-  "</summary>" never reaches the answer.
+  until its closing bracket and the character after it, so a number that names no retrieved
+  source is dropped before it is shown (nothing shown is retracted), and a tag until its closing
+  ">", so a model's stray "</summary>" never reaches the answer. However the stream is cut into
+  pieces, it shows what checking the whole answer at once gives.
 - `check_support` asks, of every citation, whether the cited sentence supports the claim (the
   calibrated similarity judge's bar, or a copy of the sentence) and whether every number the
   claim states is in that sentence. `mark_unsupported` marks the markers that fail in the text.
@@ -12,9 +13,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
-from rag.citations import drop_invalid, marker_owners
+from rag.citations import drop_invalid, marker_owners, settled, settled_head
 from rag.judges import SUPPORT_THRESHOLD
 from rag.markup import to_plain
 from rag.records import Citation
@@ -24,7 +25,8 @@ __all__ = ["StreamGuard", "check_support", "mark_unsupported", "UNSUPPORTED_MARK
 UNSUPPORTED_MARK = " *(unsupported)*"
 # Tags a model may wrap its answer in, echoing the prompt ("<summary>", "</answer>").
 _TAG = re.compile(r"</?\s*(summary|answer|response|output|sources?|abstract|question|context|final)\s*/?>", re.I)
-_HOLD = re.compile(r"\s*\[[^\]\n]{0,24}$|\s*<[^>\n]{0,24}$|\s+$")
+# What may follow a "<" that still opens a tag, once the whole tags after it are cut.
+_TAG_SO_FAR = re.compile(r"[\s/a-z<]*", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?:\s?%)?")
 
 
@@ -34,23 +36,57 @@ class StreamGuard:
     def __init__(self, valid: Collection[int]) -> None:
         self.valid = set(valid)
         self.dropped: set[int] = set()  # the numbers held back because they name no source
-        self._pending = ""
+        self._tags = _Settling(_untag, _tags_settled, len)
+        self._markers = _Settling(self._drop, settled, settled_head)
 
-    def _clean(self, text: str) -> str:
-        text, invalid = drop_invalid(_TAG.sub("", text), self.valid)
+    def _drop(self, text: str) -> str:
+        text, invalid = drop_invalid(text, self.valid)
         self.dropped.update(invalid)
         return text
 
     def feed(self, piece: str) -> str:
-        text = self._pending + piece
-        held = _HOLD.search(text)
-        cut = held.start() if held else len(text)
-        self._pending = text[cut:]
-        return self._clean(text[:cut])
+        return self._markers.feed(self._tags.feed(piece))
 
     def flush(self) -> str:
-        text, self._pending = self._pending, ""
-        return self._clean(text)
+        return self._markers.feed(self._tags.feed("", final=True), final=True)
+
+
+class _Settling:
+    """A change to a text applied as it streams in, and passed on as far as no text still to come
+    can alter it (`settled`). What a marker or tag becomes depends on what is around it, so the
+    change is made to the text back to the last point before which it is done for good (`head`:
+    the change of the text before it and after it, made apart, is its change of the whole)."""
+
+    def __init__(
+        self, change: Callable[[str], str], settled: Callable[[str], int], head: Callable[[str], int]
+    ) -> None:
+        self._change, self._settled, self._head = change, settled, head
+        self._text = ""  # the text since the last head
+        self._passed = 0  # how much of its change has been passed on
+
+    def feed(self, piece: str, *, final: bool = False) -> str:
+        self._text += piece
+        end = len(self._text) if final else self._settled(self._text)
+        head = self._head(self._text[:end])
+        done, rest = self._change(self._text[:head]), self._change(self._text[head:end])
+        new = (done + rest)[self._passed :]
+        self._text, self._passed = self._text[head:], len(rest)
+        return new
+
+
+def _untag(text: str) -> str:
+    # Cutting a tag joins the text around it, which can spell another ("<sum<summary>mary>").
+    while (untagged := _TAG.sub("", text)) != text:
+        text = untagged
+    return text
+
+
+def _tags_settled(text: str) -> int:
+    """How much of `text` loses the same tags whatever follows: up to a "<" that may open one."""
+    return next(
+        (i for i, char in enumerate(text) if char == "<" and _TAG_SO_FAR.fullmatch(_untag(text[i + 1 :]))),
+        len(text),
+    )
 
 
 def _numbers(text: str) -> set[str]:
