@@ -15,7 +15,7 @@ import copy
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
@@ -24,8 +24,8 @@ from rag.answering.answerability import assess
 from rag.answering.check import StreamGuard, check_support, mark_unsupported
 from rag.answering.decline import decline_text, partial_note
 from rag.answering.evidence import Evidence, gather
-from rag.answering.forms import plan
 from rag.answering.followup import SUMMARY_REQUEST, acceptable_rewrite, resolve_by_rule, resolve_references
+from rag.answering.forms import plan
 from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
 from rag.citations import check_citations
@@ -173,8 +173,14 @@ class Assistant:
         timings["retrieve"] = time.perf_counter() - clock
         planned = plan(evidence, answerability, k=k or self.settings.k, selection=about_selection(analysis, scope))
         request = AnswerRequest(
-            task=planned.task, question=standalone, analysis=analysis, evidence=planned.evidence,
-            answerability=planned.answerability, history=tuple(history), matches=planned.matches, table=planned.table,
+            task=planned.task,
+            question=standalone,
+            analysis=analysis,
+            evidence=planned.evidence,
+            answerability=planned.answerability,
+            history=tuple(history),
+            matches=planned.matches,
+            table=planned.table,
         )
         yield from self._answer(question, request, scope, timings)
 
@@ -248,7 +254,7 @@ class Assistant:
                 matches=tuple(request.matches),
                 table=request.table,
                 filters=scope,
-                created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                created=datetime.now(UTC).isoformat(timespec="seconds"),
                 timings=timings,
             )
         )
@@ -276,7 +282,10 @@ class Assistant:
         analysis = analyze(standalone, self.index.profile()).model_copy(update={"named_papers": (paper.id,)})
         evidence = gather(analysis, [source], self.vectors)
         request = AnswerRequest(
-            task=Task.SUMMARY, question=standalone, analysis=analysis, evidence=evidence,
+            task=Task.SUMMARY,
+            question=standalone,
+            analysis=analysis,
+            evidence=evidence,
             answerability=Answerability(coverage=Coverage.COVERED, best_similarity=evidence.best_similarity),
         )
         yield from self._answer(question or standalone, request, Filters(), {})

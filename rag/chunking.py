@@ -60,4 +60,3 @@ def chunk_paper(paper: Paper, *, chunk_size: int = 256, chunk_overlap: int = 32)
             )
         )
     return chunks
-

@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import pairwise
 
 from rag.markup import to_plain
 from rag.records import Citation, CitationReport, Source, normalize_space
@@ -46,8 +47,8 @@ __all__ = [
     "cited_sentences",
     "drop_invalid",
     "find_citation_markers",
-    "marker_owners",
     "find_support",
+    "marker_owners",
     "settled",
     "settled_head",
     "strip_citations",
@@ -226,7 +227,8 @@ def _held(text: str) -> int:
     forming = next((i for i, char in enumerate(text) if char == "[" and _may_be_marker(text[i + 1 :])), len(text))
     maybe_protected = text.find("[", _unsettled_protection(text))
     cut = min(len(text.rstrip()), forming, len(text) if maybe_protected == -1 else maybe_protected)
-    cut -= len(_TIDIED.search(text, 0, cut)[0])
+    tidied = _TIDIED.search(text, 0, cut)  # it matches everywhere: all of it is optional
+    cut -= len(tidied[0]) if tidied else 0
     end = text[:cut].rstrip().removesuffix(")")
     opening = _opening(end) if end.endswith("]") else None
     return opening if opening is not None and _may_be_marker(end[opening + 1 : -1]) else cut
@@ -310,7 +312,7 @@ def _table_cells(plain: str) -> tuple[list[tuple[int, int]], list[tuple[int, int
         if _TABLE_SEPARATOR.match(line) or _TABLE_SEPARATOR.match(following):
             continue
         bounds = [m.start() for m in _CELL_BORDER.finditer(line)]
-        for low, high in list(zip(bounds, bounds[1:]))[1:]:
+        for low, high in list(pairwise(bounds))[1:]:
             cell = line[low + 1 : high]
             if cell.strip() and not _NOTE_CELL.fullmatch(cell.strip()):
                 lead = len(cell) - len(cell.lstrip())

@@ -290,7 +290,8 @@ class _Lines:
 
     def __iter__(self) -> Iterator[str]:
         try:
-            handle = gzip.open(self.path) if self.path.name.lower().endswith(".gz") else self.path.open("rb")
+            # Closed where the reading ends, below: the lines are read lazily.
+            handle = gzip.open(self.path) if self.path.name.lower().endswith(".gz") else self.path.open("rb")  # noqa: SIM115
         except FileNotFoundError:
             hint = "check the path (a relative one starts at the current directory)"
             raise CorpusError(f"{self.name}: no such file", hint=hint) from None
@@ -368,7 +369,10 @@ def _collect(records: Iterable[Paper | SkippedRecord]) -> LoadResult:
     papers: list[Paper] = []
     skipped: list[SkippedRecord] = []
     for record in records:
-        (papers if isinstance(record, Paper) else skipped).append(record)
+        if isinstance(record, Paper):
+            papers.append(record)
+        else:
+            skipped.append(record)
     return LoadResult(papers=tuple(papers), skipped=tuple(skipped))
 
 
@@ -397,10 +401,13 @@ def _listing_records(lines: Iterable[str]) -> Iterator[_Parsed]:
             block = []
             yield line, {"category": category, "authors": authors, "abstract": abstract}
     if block:
-        yield block[0][0], _Invalid(
-            f"incomplete paper: {len(block)} of 3 paragraphs (category, authors, abstract)",
-            "give every paper a category line, an author line and an abstract, separated by "
-            f"blank lines (a missing one shifts every paper after it), {_SKIP}",
+        yield (
+            block[0][0],
+            _Invalid(
+                f"incomplete paper: {len(block)} of 3 paragraphs (category, authors, abstract)",
+                "give every paper a category line, an author line and an abstract, separated by "
+                f"blank lines (a missing one shifts every paper after it), {_SKIP}",
+            ),
         )
 
 
@@ -460,12 +467,15 @@ def _csv_records(lines: Iterable[str]) -> Iterator[_Parsed]:
                     )
                 continue
             if len(row) > len(header):
-                yield start, _Invalid(
-                    f"{len(row)} cells but the header has {len(header)}",
-                    f"put cells that hold commas in double quotes, {_SKIP}",
+                yield (
+                    start,
+                    _Invalid(
+                        f"{len(row)} cells but the header has {len(header)}",
+                        f"put cells that hold commas in double quotes, {_SKIP}",
+                    ),
                 )
                 continue
-            yield start, dict(zip(header, row))
+            yield start, dict(zip(header, row, strict=False))
     except csv.Error as exc:  # the reader cannot go on past it
         raise _Invalid(f"malformed CSV: {exc}", "check the quotes of this row", end + 1) from None
 
@@ -498,18 +508,19 @@ def _bibtex_records(lines: Iterable[str]) -> Iterator[_Parsed]:
             block = next(iter(_bibtex_parse(block.raw or "").blocks), block)
         if isinstance(block, ParsingFailedBlock):
             detail = getattr(block.error, "abort_reason", "") or str(block.error)
-            yield line, _Invalid(
-                f"BibTeX syntax error: {normalize_space(detail)}",
-                f"check that the entry's braces and quotes are balanced, {_SKIP}",
+            yield (
+                line,
+                _Invalid(
+                    f"BibTeX syntax error: {normalize_space(detail)}",
+                    f"check that the entry's braces and quotes are balanced, {_SKIP}",
+                ),
             )
         elif isinstance(block, Entry):
             yield line, _bibtex_fields(block)
 
 
 # BibTeX fields that become Paper fields; every other one goes into Paper.extra as it is.
-_BIBTEX_MAPPED = frozenset(
-    {"author", "title", "abstract", "journal", "booktitle", "year", "url", "primaryclass"}
-)
+_BIBTEX_MAPPED = frozenset({"author", "title", "abstract", "journal", "booktitle", "year", "url", "primaryclass"})
 
 
 def _bibtex_fields(entry: Entry) -> dict[str, object]:
@@ -543,9 +554,7 @@ def _arxiv_url(fields: Mapping[str, object]) -> str:
 
 _LATEX_CONTEXT = get_default_latex_context_db()
 # As bibtexparser's LatexDecodingMiddleware does: a \url{...} is its address, not "<address>".
-_LATEX_CONTEXT.add_context_category(
-    "paperchat", prepend=True, macros=[MacroTextSpec("url", simplify_repl="%s")]
-)
+_LATEX_CONTEXT.add_context_category("paperchat", prepend=True, macros=[MacroTextSpec("url", simplify_repl="%s")])
 _LATEX_TO_TEXT = LatexNodes2Text(latex_context=_LATEX_CONTEXT, math_mode="verbatim")
 _BARE_PERCENT = re.compile(r"(?<!\\)%")
 
@@ -567,10 +576,7 @@ _PARSERS: dict[str, _Parser] = {
     ".csv": _csv_records,
     ".bib": _bibtex_records,
 }
-_FORMATS = (
-    "Corpus files are .txt (seed listing), .jsonl, .csv or .bib, each optionally gzipped"
-    " (.jsonl.gz)."
-)
+_FORMATS = "Corpus files are .txt (seed listing), .jsonl, .csv or .bib, each optionally gzipped (.jsonl.gz)."
 
 
 def _parser(path: str | Path) -> _Parser:
@@ -641,9 +647,7 @@ def read_upload(filename: str, data: bytes, load: Callable[[Path], T]) -> T:
             raise CorpusError(exc.message.replace(str(path), filename), hint=exc.hint) from None
 
 
-def load_upload(
-    filename: str, data: bytes, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS
-) -> LoadResult:
+def load_upload(filename: str, data: bytes, *, skip_invalid: bool = False, limits: Limits = _DEFAULT_LIMITS) -> LoadResult:
     """A corpus sent as bytes (the chat's upload), within the upload limits; skipped records name
     the file too."""
     _check_upload_size(filename, data, limits.max_upload_mb)

@@ -63,7 +63,8 @@ def evaluate(
     """
     settings = with_retriever(settings, retriever)
     index = eval_index(
-        eval_set, settings,
+        eval_set,
+        settings,
         index=assistant.index if assistant else None,
         embeddings=assistant.index.embeddings if assistant else None,
         progress=indexing,
@@ -82,9 +83,17 @@ def evaluate(
         what = "ranking only" if chosen is None else f"backend {assistant.backend.label}, judge {chosen.name}"
         describe(f"{eval_set.name}: {len(eval_set.items)} questions over {len(index)} papers; {what}")
     report = run_eval(
-        assistant, eval_set, judge=chosen, k=k, depth=depth or eval_set.depth,
-        answers=answers, retriever=retriever, limit=limit, progress=asking,
-        kept=earlier.items if earlier else (), max_failures=settings.eval_max_failures,
+        assistant,
+        eval_set,
+        judge=chosen,
+        k=k,
+        depth=depth or eval_set.depth,
+        answers=answers,
+        retriever=retriever,
+        limit=limit,
+        progress=asking,
+        kept=earlier.items if earlier else (),
+        max_failures=settings.eval_max_failures,
     )
     folder = save_report(report, folder) if folder else write_report(report, out or settings.reports_dir)
     return Run(report, folder, index.location, frozenset(missing_gold(eval_set, index)))
@@ -104,7 +113,9 @@ def resume(
     earlier = read_report(path)
     folder = path if path.is_dir() else path.parent
     if not earlier.failed and not earlier.unasked:
-        raise PaperChatError(f"{folder}: every question of this run was scored; nothing to resume", hint="start a new run with --set")
+        raise PaperChatError(
+            f"{folder}: every question of this run was scored; nothing to resume", hint="start a new run with --set"
+        )
     eval_set = load_eval_set(earlier.set_path, split=earlier.split)
     known = {i.id: i for i in eval_set.items}
     gone = [q for q in earlier.question_ids if q not in known]
@@ -121,9 +132,17 @@ def resume(
         kept = len(earlier.items) - earlier.failed
         describe(f"resuming {folder.name}: {kept} scored questions kept, {len(eval_set.items) - kept} to ask")
     return evaluate(
-        eval_set, settings,
+        eval_set,
+        settings,
         # The judge the run ended up with: the similarity judge alone, or the LLM judge paired with it.
         judge="similarity" if earlier.judge == SimilarityJudge.name else "llm",
-        retriever=earlier.retriever, answers=answers, k=earlier.k, depth=earlier.depth,
-        indexing=indexing, asking=asking, describe=describe, earlier=earlier, folder=folder,
+        retriever=earlier.retriever,
+        answers=answers,
+        k=earlier.k,
+        depth=earlier.depth,
+        indexing=indexing,
+        asking=asking,
+        describe=describe,
+        earlier=earlier,
+        folder=folder,
     )

@@ -77,7 +77,7 @@ def load_question_set(path: str | Path, *, split: str | None = None) -> EvalSet:
             raise CorpusError(f"{path}: no split {split!r}", hint=f"a question set's splits are {', '.join(_SPLITS)}")
         items = [i for i in items if i.split == split]
         if not items:
-            raise CorpusError(f"{path}: no question is in the {split} split", hint="give each question a \"split\"")
+            raise CorpusError(f"{path}: no question is in the {split} split", hint='give each question a "split"')
     name = f"{path.stem}-{split}" if split else path.stem
     return EvalSet(name=name, path=str(path), items=tuple(items), corpus=corpus, split=split)
 
@@ -156,7 +156,7 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
                 record = json.loads(line)
                 queries[str(record["_id"])] = record["text"]
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise RecordError(str(queries_path), number, "expected {\"_id\": ..., \"text\": ...}") from None
+                raise RecordError(str(queries_path), number, 'expected {"_id": ..., "text": ...}') from None
     items = tuple(
         EvalItem(id=qid, question=queries[qid], relevance=grades, type=directory.name)
         for qid, grades in relevance.items()

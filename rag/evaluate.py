@@ -56,7 +56,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -192,10 +192,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def passage_text(answer: Answer) -> dict[int, str]:
     """What the judge reads for each source: the paper's title and abstract."""
-    return {
-        s.number: f"{s.paper.title}. {s.paper.abstract}" if s.paper.title else s.paper.abstract
-        for s in answer.sources
-    }
+    return {s.number: f"{s.paper.title}. {s.paper.abstract}" if s.paper.title else s.paper.abstract for s in answer.sources}
 
 
 def answer_scores(item: EvalItem, answer: Answer, judge: Judge) -> dict[str, float]:
@@ -247,11 +244,26 @@ def aggregate(items: Sequence[ItemResult]) -> tuple[dict[str, float], dict[str, 
                     name = "unanswerable_declined"
             values.setdefault(name, []).append(value)
     order = [
-        "recall@1", "recall@5", "recall@10", "recall@100", "mrr@10", "ndcg@10",
-        "citation_recall", "citation_precision", "faithfulness", "answer_relevance",
-        "gold_citation_precision", "gold_citation_recall", "collection_precision", "collection_recall",
-        "gold_sentence_quoted", "unanswerable_declined", "unanswerable_refused", "answerable_refused",
-        "answerable_partial", "decline_accuracy",
+        "recall@1",
+        "recall@5",
+        "recall@10",
+        "recall@100",
+        "mrr@10",
+        "ndcg@10",
+        "citation_recall",
+        "citation_precision",
+        "faithfulness",
+        "answer_relevance",
+        "gold_citation_precision",
+        "gold_citation_recall",
+        "collection_precision",
+        "collection_recall",
+        "gold_sentence_quoted",
+        "unanswerable_declined",
+        "unanswerable_refused",
+        "answerable_refused",
+        "answerable_partial",
+        "decline_accuracy",
     ]
     names = [n for n in order if n in values] + sorted(set(values) - set(order))
     return {n: float(np.mean(values[n])) for n in names}, {n: len(values[n]) for n in names}
@@ -294,9 +306,7 @@ def run_eval(
     items = eval_set.items[:limit] if limit else eval_set.items
     depth = max(depth, 10)
     k = k or assistant.settings.k
-    ranking_settings = assistant.settings.model_copy(
-        update={"candidates": max(assistant.settings.candidates, depth)}
-    )
+    ranking_settings = assistant.settings.model_copy(update={"candidates": max(assistant.settings.candidates, depth)})
     earlier = {r.id: r for r in kept if not r.error}
     profile = assistant.index.profile()
     results: list[ItemResult] = []
@@ -308,12 +318,30 @@ def run_eval(
             results.append(earlier[item.id])
         else:
             try:
-                results.append(_ask(assistant, item, judge=judge if answers else None, k=k, depth=depth, ranking_settings=ranking_settings, profile=profile))
+                results.append(
+                    _ask(
+                        assistant,
+                        item,
+                        judge=judge if answers else None,
+                        k=k,
+                        depth=depth,
+                        ranking_settings=ranking_settings,
+                        profile=profile,
+                    )
+                )
                 in_a_row = 0
             except PaperChatError as exc:
-                results.append(ItemResult(
-                    id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold, retrieved=(), error=exc.message,
-                ))
+                results.append(
+                    ItemResult(
+                        id=item.id,
+                        question=item.question,
+                        type=item.type,
+                        kind=item.kind,
+                        gold=item.gold,
+                        retrieved=(),
+                        error=exc.message,
+                    )
+                )
                 in_a_row += 1
         if progress:
             progress(done, len(items))
@@ -352,7 +380,7 @@ def run_eval(
         retriever=retriever,
         k=k,
         depth=depth,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
         metrics=metrics,
         counts=counts,
         by_type=by_type,
@@ -369,18 +397,33 @@ def run_eval(
 
 
 def _ask(
-    assistant: Assistant, item: EvalItem, *, judge: Judge | None, k: int, depth: int, ranking_settings: Settings, profile: CorpusProfile
+    assistant: Assistant,
+    item: EvalItem,
+    *,
+    judge: Judge | None,
+    k: int,
+    depth: int,
+    ranking_settings: Settings,
+    profile: CorpusProfile,
 ) -> ItemResult:
     """One question ranked and, given a judge, answered and scored."""
     clock = time.perf_counter()
     # Ranked as the answer retrieves: the question analysed (noise and stated filters out).
     analysis = analyze(item.question, profile)
     found = search(
-        assistant.index, analysis.search_text, ranking_settings, k=depth,
-        filters=analysis.filters, focus=analysis.focus,
+        assistant.index,
+        analysis.search_text,
+        ranking_settings,
+        k=depth,
+        filters=analysis.filters,
+        focus=analysis.focus,
     )
     result = ItemResult(
-        id=item.id, question=item.question, type=item.type, kind=item.kind, gold=item.gold,
+        id=item.id,
+        question=item.question,
+        type=item.type,
+        kind=item.kind,
+        gold=item.gold,
         retrieved=tuple(s.paper.id for s in found),
     )
     if judge is None:
@@ -431,6 +474,7 @@ class Delta:
 
 def compare(before: EvalReport, after: EvalReport) -> list[Delta]:
     """Each metric of either report, before and after; latency as p50/p95 of each stage in ms."""
+
     def flat(report: EvalReport) -> dict[str, float]:
         stages = {f"{s} {p} (ms)": v[p] * 1000 for s, v in report.latency.items() for p in ("p50", "p95")}
         return {**report.metrics, **stages}

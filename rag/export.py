@@ -72,14 +72,14 @@ def table_markdown_text(table: ComparisonTable) -> str:
 
 
 def venue_year(paper: Paper) -> str:
-    """"ICML 2025": the venue and the year, the year once (listings put it in the venue name)."""
+    """ "ICML 2025": the venue and the year, the year once (listings put it in the venue name)."""
     if paper.year and not paper.venue.endswith(str(paper.year)):
         return f"{paper.venue} {paper.year}".strip()
     return paper.venue
 
 
 def _reference(paper: Paper) -> str:
-    """"Authors. Title. Venue Year. URL" as Markdown, leaving out what the paper lacks."""
+    """ "Authors. Title. Venue Year. URL" as Markdown, leaving out what the paper lacks."""
     fields = [", ".join(paper.authors), to_plain(paper.display_title), venue_year(paper)]
     text = " ".join(_sentence(escape_markdown(f)) for f in fields if f)
     # A URL stays raw so Markdown viewers link it; escaping would break the address.
@@ -95,7 +95,7 @@ def _sentence(text: str) -> str:
 # Venues whose papers are journal articles; any other venue is taken as proceedings.
 _JOURNAL = re.compile(r"\b(journal|transactions|letters|review|magazine|arxiv)\b", re.IGNORECASE)
 # Leading words a citation key skips, as Google Scholar's keys do ("on the ..." -> the next word).
-_KEY_SKIP = frozenset("a an the on of in for to towards toward".split())
+_KEY_SKIP = frozenset(["a", "an", "the", "on", "of", "in", "for", "to", "towards", "toward"])
 
 
 def _ascii_words(text: str) -> list[str]:

@@ -22,13 +22,13 @@ from typing import Protocol
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
 
+from rag.answering.question import question_focus
 from rag.citations import find_support
 from rag.embeddings import SentenceVectors
 from rag.errors import ConfigError
 from rag.llm import ModelBackend, openai_backend
 from rag.prompts import load_prompt
 from rag.settings import Settings
-from rag.answering.question import question_focus
 
 # Calibrated by eval/calibrate_judge.py on the seed set's written (paraphrasing) reference answers:
 # 65 reference sentences against their gold abstract (supported: median 0.77, 5th percentile 0.60)

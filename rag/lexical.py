@@ -100,9 +100,7 @@ class LexicalIndex:
         keep = np.fromiter((pid not in gone for pid in self.ids), dtype=bool, count=len(self.ids))
         kept = np.repeat(keep, per_paper)
         vocabulary = dict(self._vocabulary)
-        added = np.fromiter(
-            (vocabulary.setdefault(t, len(vocabulary)) for _, paper in papers for t in paper), dtype=np.int64
-        )
+        added = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for _, paper in papers for t in paper), dtype=np.int64)
         new_paper = np.repeat(np.arange(len(papers), dtype=np.int64), [len(t) for _, t in papers])
         # Each new paper's distinct terms, in order, with their counts: one key per (paper, term).
         size = max(len(vocabulary), 1)
@@ -163,8 +161,4 @@ class LexicalIndex:
             mask[[self._row[p] for p in paper_ids if p in self._row]] = 1.0
         n = min(n, len(self.ids))
         docs, scores = self._bm25.retrieve([terms], k=n, show_progress=False, weight_mask=mask, n_threads=1)
-        return [
-            LexicalHit(self.ids[int(d)], float(s))
-            for d, s in zip(docs[0], scores[0], strict=True)
-            if s > 0
-        ]
+        return [LexicalHit(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]

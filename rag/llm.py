@@ -104,7 +104,9 @@ class ModelBackend:
     def wrapping(cls, chat_model: BaseChatModel, settings: Settings, *, name: str, reason: str) -> ModelBackend:
         """A backend around a chat model of one's own (any LangChain chat model), with the
         settings' bounds: `Assistant(index, settings, backend=ModelBackend.wrapping(...))`."""
-        return cls(name, "", reason, chat_model, f"the {type(chat_model).__name__} chat model", CallBounds.of(settings), lambda exc: exc)
+        return cls(
+            name, "", reason, chat_model, f"the {type(chat_model).__name__} chat model", CallBounds.of(settings), lambda exc: exc
+        )
 
     @property
     def label(self) -> str:
@@ -151,9 +153,7 @@ def openai_chat(settings: Settings) -> BaseChatModel:
         temperature=settings.temperature,
         # The client's read bound is a little longer than the first-token bound, so that
         # rag.modelcall's clock, which tells a silent server from a slow start, decides.
-        timeout=openai.Timeout(
-            settings.request_timeout, connect=settings.connect_timeout, read=settings.first_token_timeout + 1
-        ),
+        timeout=openai.Timeout(settings.request_timeout, connect=settings.connect_timeout, read=settings.first_token_timeout + 1),
         # rag.modelcall retries, within the total bound.
         max_retries=0,
         max_completion_tokens=settings.max_answer_tokens,
@@ -180,7 +180,9 @@ def _local_chat(settings: Settings) -> BaseChatModel:
     from rag.local import LlamaCppChat
 
     return LlamaCppChat(
-        model_path=str(path), temperature=settings.temperature, n_threads=settings.threads,
+        model_path=str(path),
+        temperature=settings.temperature,
+        n_threads=settings.threads,
         max_tokens=settings.max_answer_tokens,
     )
 
@@ -189,8 +191,13 @@ def openai_backend(settings: Settings) -> ModelBackend:
     """The OpenAI(-compatible) model the settings name, and why it answers."""
     key = "OPENAI_API_KEY is set" if settings.has_openai_key else "OPENAI_BASE_URL is set"
     return ModelBackend(
-        "openai", settings.openai_model, f"{key}; {settings.openai_model} at {settings.openai_server}",
-        openai_chat(settings), settings.openai_server, CallBounds.of(settings), partial(translate_error, settings=settings),
+        "openai",
+        settings.openai_model,
+        f"{key}; {settings.openai_model} at {settings.openai_server}",
+        openai_chat(settings),
+        settings.openai_server,
+        CallBounds.of(settings),
+        partial(translate_error, settings=settings),
     )
 
 
@@ -207,8 +214,13 @@ def choose_backend(settings: Settings, vectors: SentenceVectors) -> Backend:
         why = "backend 'local' was asked for" if wanted == "local" else "PAPERCHAT_LOCAL_MODEL_PATH is set"
         path = settings.local_model_path
         return ModelBackend(
-            "local", path.name if path else "", why, _local_chat(settings), f"the local file {path}",
-            CallBounds.of(settings), partial(translate_error, settings=settings),
+            "local",
+            path.name if path else "",
+            why,
+            _local_chat(settings),
+            f"the local file {path}",
+            CallBounds.of(settings),
+            partial(translate_error, settings=settings),
         )
     if wanted == "extractive":
         return ExtractiveBackend(vectors, reason="backend 'extractive' was asked for")
@@ -250,7 +262,8 @@ def translate_error(exc: Exception, settings: Settings) -> Exception:
     model = settings.openai_model
     if isinstance(exc, openai.APIConnectionError):
         return BackendUnavailableError(
-            f"cannot reach {model} at {where}: {_redacted(str(exc), settings)}", hint="check the network or OPENAI_BASE_URL, or use --backend extractive"
+            f"cannot reach {model} at {where}: {_redacted(str(exc), settings)}",
+            hint="check the network or OPENAI_BASE_URL, or use --backend extractive",
         )
     if isinstance(exc, openai.AuthenticationError):
         return AuthenticationError(
@@ -261,16 +274,17 @@ def translate_error(exc: Exception, settings: Settings) -> Exception:
             f"{where} is rate-limiting requests (HTTP 429)", hint="wait a moment and ask again", retry_after=_retry_after(exc)
         )
     if isinstance(exc, openai.NotFoundError):
-        return ModelNotFoundError(
-            f"{where} has no model {model!r}", hint="set PAPERCHAT_OPENAI_MODEL to a model the server has"
-        )
+        return ModelNotFoundError(f"{where} has no model {model!r}", hint="set PAPERCHAT_OPENAI_MODEL to a model the server has")
     if isinstance(exc, openai.APIStatusError):
         said = _redacted(_STATUS_PREFIX.sub("", exc.message), settings)
         kind = ServerError if isinstance(exc, openai.InternalServerError) else BackendError
         return kind(
             f"{model} at {where} failed (HTTP {exc.status_code}): {said}",
-            hint="try again, or use --backend extractive", retry_after=_retry_after(exc),
+            hint="try again, or use --backend extractive",
+            retry_after=_retry_after(exc),
         )
     if isinstance(exc, openai.APIError):
-        return BackendError(f"{model} at {where} failed: {_redacted(str(exc), settings)}", hint="try again, or use --backend extractive")
+        return BackendError(
+            f"{model} at {where} failed: {_redacted(str(exc), settings)}", hint="try again, or use --backend extractive"
+        )
     return exc

@@ -47,16 +47,22 @@ class LlamaCppChat(BaseChatModel):
         )
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
     ) -> ChatResult:
         reply = self._complete(messages, stop, stream=False)
         text = reply["choices"][0]["message"]["content"] or ""
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
     def _stream(
-        self, messages: list[BaseMessage], stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         for part in self._complete(messages, stop, stream=True):
             text = part["choices"][0]["delta"].get("content") or ""

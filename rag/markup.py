@@ -22,7 +22,16 @@ from functools import lru_cache
 from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-__all__ = ["defuse_markdown", "escape_markdown", "has_latex", "math_spans", "styled_segments", "to_bibtex", "to_markdown", "to_plain"]
+__all__ = [
+    "defuse_markdown",
+    "escape_markdown",
+    "has_latex",
+    "math_spans",
+    "styled_segments",
+    "to_bibtex",
+    "to_markdown",
+    "to_plain",
+]
 
 # Inline math as Pandoc reads it: no space just inside the dollars, no digit right after the
 # closing one ("costs $5 and $10" is no math), unless it holds a command ("50%$\\sim$90%").
@@ -93,7 +102,7 @@ def _latex_to_text(latex: str) -> str:
     # In an abstract a bare "%" is a percent sign; LaTeX would read it as a comment.
     try:
         return _converter().latex_to_text(_BARE_PERCENT.sub(r"\\%", latex), latex_context=_parser_context())
-    except Exception:  # pylatexenc is lenient; a parse it cannot make leaves the text as written
+    except Exception:  # noqa: BLE001  (pylatexenc is lenient; a parse it cannot make leaves the text as written)
         return latex
 
 

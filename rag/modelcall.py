@@ -77,7 +77,7 @@ def _pump(pieces: Iterator[str], out: queue.Queue, cancel: threading.Event) -> N
                 return
             out.put(piece)
         out.put(_End())
-    except Exception as exc:  # handed to the caller's thread, which decides what it means
+    except Exception as exc:  # noqa: BLE001  (handed to the caller's thread, which decides what it means)
         out.put(exc)
 
 

@@ -31,8 +31,38 @@ _PARENTHESIZED = re.compile(rf"\((?P<name>{_COINED})\)")
 _LEADING = re.compile(rf"^(?:the\s+|a\s+|an\s+)?(?:\*\*)?(?P<name>{_COINED})\b")
 # Names that are not a method: datasets, models and the field's common acronyms.
 _NOT_A_METHOD = frozenset(
-    "LLM LLMs LLaMA GPT CNN CNNs RNN GNN GNNs NLP CV RL MARL AI ML SGD NTK CLIP MoE ViT DiT PCA VAE "
-    "CFD SOTA API GPU GPUs CPU IoT".split()
+    [
+        "LLM",
+        "LLMs",
+        "LLaMA",
+        "GPT",
+        "CNN",
+        "CNNs",
+        "RNN",
+        "GNN",
+        "GNNs",
+        "NLP",
+        "CV",
+        "RL",
+        "MARL",
+        "AI",
+        "ML",
+        "SGD",
+        "NTK",
+        "CLIP",
+        "MoE",
+        "ViT",
+        "DiT",
+        "PCA",
+        "VAE",
+        "CFD",
+        "SOTA",
+        "API",
+        "GPU",
+        "GPUs",
+        "CPU",
+        "IoT",
+    ]
 )
 _TITLE_NAME = re.compile(r"^(?P<name>[^:]{1,40}):\s+\S")
 

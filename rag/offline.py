@@ -128,9 +128,7 @@ def _export_bert(weights: Path, path: Path) -> None:
             self.bert = bert
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
 
     model = LastHiddenState(AutoModel.from_pretrained(str(weights), local_files_only=True).eval())
     ids = torch.ones(2, 16, dtype=torch.long)
@@ -140,6 +138,12 @@ def _export_bert(weights: Path, path: Path) -> None:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            model, tuple(inputs.values()), str(path), input_names=list(inputs),
-            output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False,
+            model,
+            tuple(inputs.values()),
+            str(path),
+            input_names=list(inputs),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
         )

@@ -16,6 +16,4 @@ def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
     try:
         return path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
-        raise ConfigError(
-            f"prompt file {path} is missing", hint="restore it from the repository's prompts/ folder"
-        ) from None
+        raise ConfigError(f"prompt file {path} is missing", hint="restore it from the repository's prompts/ folder") from None

@@ -60,8 +60,13 @@ class Paper(Record):
     def content_hash(self) -> str:
         """Changes when anything shown or embedded changes; drives update-vs-unchanged on ingest."""
         return stable_id(
-            self.title, "; ".join(self.authors), self.abstract, self.category, self.venue,
-            str(self.year or ""), self.url,
+            self.title,
+            "; ".join(self.authors),
+            self.abstract,
+            self.category,
+            self.venue,
+            str(self.year or ""),
+            self.url,
         )
 
     @property
@@ -129,7 +134,11 @@ class Filters(Record):
     @property
     def description(self) -> str:
         """The active filters in words: "venue ICML 2025, author Yuan, years 2023–…"."""
-        parts = [f"{name} {value}" for name, value in (("venue", self.venue), ("category", self.category), ("author", self.author)) if value]
+        parts = [
+            f"{name} {value}"
+            for name, value in (("venue", self.venue), ("category", self.category), ("author", self.author))
+            if value
+        ]
         if self.year_min and self.year_min == self.year_max:
             parts.append(f"year {self.year_min}")
         elif self.year_min or self.year_max:
@@ -149,9 +158,7 @@ class Filters(Record):
             return False
         if self.year_min is not None and (year is None or year < self.year_min):
             return False
-        if self.year_max is not None and (year is None or year > self.year_max):
-            return False
-        return True
+        return self.year_max is None or (year is not None and year <= self.year_max)
 
     def admits_authors(self, authors: Sequence[str]) -> bool:
         return not self.author or any(_name_words(self.author).search(a) for a in authors)
@@ -204,9 +211,7 @@ class QuestionAnalysis(Record):
 
     def phrase_of(self, term: KeyTerm) -> str:
         """The question's phrase a term stands in ("federated" -> "federated learning")."""
-        return next(
-            (p for p in self.phrases if re.search(rf"(?<![\w-]){re.escape(term.text)}(?![\w-])", p)), term.text
-        )
+        return next((p for p in self.phrases if re.search(rf"(?<![\w-]){re.escape(term.text)}(?![\w-])", p)), term.text)
 
     @property
     def summary_line(self) -> str:

@@ -18,8 +18,14 @@ from rag.records import EvalReport, ItemResult
 PLOTS = ("metrics.png", "latency.png", "by_type.png")
 # The metrics the per-type plot compares: one each for retrieval, citing and refusing.
 _TYPE_METRICS = (
-    "recall@5", "ndcg@10", "gold_citation_recall", "gold_citation_precision", "faithfulness",
-    "unanswerable_declined", "gold_sentence_quoted", "collection_recall",
+    "recall@5",
+    "ndcg@10",
+    "gold_citation_recall",
+    "gold_citation_precision",
+    "faithfulness",
+    "unanswerable_declined",
+    "gold_sentence_quoted",
+    "collection_recall",
 )
 _LISTED = 25
 
@@ -33,7 +39,7 @@ def run_name(report: EvalReport) -> str:
 def list_reports(root: Path) -> list[Path]:
     """The run folders under `root`, newest first (by the time that ends each folder's name)."""
     folders = [f.parent for f in root.glob("*/report.json")]
-    return sorted(folders, key=lambda f: f.name[-len("YYYYmmdd-HHMMSS"):], reverse=True)
+    return sorted(folders, key=lambda f: f.name[-len("YYYYmmdd-HHMMSS") :], reverse=True)
 
 
 def write_report(report: EvalReport, root: Path) -> Path:
@@ -82,7 +88,11 @@ def markdown(report: EvalReport) -> str:
     lines = [
         f"# Evaluation: {report.set_name}",
         "",
-        *([f"> **Incomplete: {escape_markdown(shortfall)}.** `paperchat eval --resume` asks them again.", ""] if shortfall else []),
+        *(
+            [f"> **Incomplete: {escape_markdown(shortfall)}.** `paperchat eval --resume` asks them again.", ""]
+            if shortfall
+            else []
+        ),
         *([f"> **{report.judge_note}**", ""] if report.judge_note else []),
         f"- set: `{report.set_path}` ({len(report.question_ids)} questions)",
         f"- backend: {report.backend}" + (f" ({report.model})" if report.model else ""),
@@ -154,8 +164,10 @@ def _misses(items: tuple[ItemResult, ...]) -> list[str]:
             continue
         lines += [f"## {title} ({len(group)})", ""]
         for item in group[:_LISTED]:
-            lines.append(f"- `{item.id}` {escape_markdown(item.question)} (gold: {', '.join(item.gold) or 'none'}; "
-                         f"top 5: {', '.join(item.retrieved[:5])})")
+            lines.append(
+                f"- `{item.id}` {escape_markdown(item.question)} (gold: {', '.join(item.gold) or 'none'}; "
+                f"top 5: {', '.join(item.retrieved[:5])})"
+            )
         if len(group) > _LISTED:
             lines.append(f"- … and {len(group) - _LISTED} more in report.json")
         lines.append("")

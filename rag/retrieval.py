@@ -17,10 +17,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from rag.answering.question import question_focus
 from rag.records import Filters, Source
 from rag.settings import Settings
 from rag.store import Index
-from rag.answering.question import question_focus
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,7 @@ class Ranked:
     bm25_score: float | None = None
 
 
-def score_fusion(
-    lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]
-) -> list[tuple[str, float]]:
+def score_fusion(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]) -> list[tuple[str, float]]:
     """A weighted sum of each list's scores, each divided by its list's top score; best first.
 
     The floor is 0, not the list's lowest score (Bruch et al. 2023's "theoretical" min-max), so a
@@ -91,9 +89,7 @@ def search(
         for rank, hit in enumerate(index.lexical.search(query, settings.candidates, allowed), start=1):
             lexical_order.append((hit.paper_id, hit.score))
             prior = ranked.get(hit.paper_id, Ranked(hit.paper_id))
-            ranked[hit.paper_id] = Ranked(
-                hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score
-            )
+            ranked[hit.paper_id] = Ranked(hit.paper_id, prior.dense_rank, prior.dense_similarity, rank, hit.score)
     fused = score_fusion([dense_order, lexical_order], [settings.dense_weight, settings.bm25_weight])
     sources: list[Source] = []
     papers = index.fetch([paper_id for paper_id, _ in fused[:k]])

@@ -12,6 +12,7 @@ import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 import pysbd
 import Stemmer
@@ -34,9 +35,39 @@ try:  # the BM25 index removes bm25s's English stop words; use the very same lis
     from bm25s.stopwords import STOPWORDS_EN as _BM25_STOPWORDS
 except ImportError:  # pragma: no cover - bm25s is a dependency; this copy only guards a broken install
     _BM25_STOPWORDS = (
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-        "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-        "these", "they", "this", "to", "was", "will", "with",
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
     )
 
 STOP_WORDS: frozenset[str] = frozenset(_BM25_STOPWORDS)
@@ -52,7 +83,36 @@ STOP_WORDS: frozenset[str] = frozenset(_BM25_STOPWORDS)
 _GLUED_PERIOD = re.compile(r"(?<![\w.])([A-Za-z]*[a-z])\.(?=[A-Z])")
 # Abbreviations that are followed by a capital inside a sentence ("et al.Smith" is not a break).
 _ABBREVIATIONS = frozenset(
-    "al etc vs cf fig figs eq eqs sec ch vol no nos pp approx resp ref refs dr mr mrs ms prof st jr sr inc ltd".split()
+    [
+        "al",
+        "etc",
+        "vs",
+        "cf",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "sec",
+        "ch",
+        "vol",
+        "no",
+        "nos",
+        "pp",
+        "approx",
+        "resp",
+        "ref",
+        "refs",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "prof",
+        "st",
+        "jr",
+        "sr",
+        "inc",
+        "ltd",
+    ]
 )
 # A segment ending like this ends a sentence; pysbd segments that don't (it breaks before
 # "(i)", "(ii)" enumerations inside a sentence) are joined with the next segment. A LaTeX "\!"
@@ -119,13 +179,8 @@ def _block_break_points(text: str) -> list[int]:
     points = []
     lines = text.split("\n")
     offset = len(lines[0]) + 1
-    for previous, line in zip(lines, lines[1:]):
-        if (
-            not previous.strip()
-            or not line.strip()
-            or _BLOCK_START.match(line)
-            or _TITLE_LINE.fullmatch(previous)
-        ):
+    for previous, line in pairwise(lines):
+        if not previous.strip() or not line.strip() or _BLOCK_START.match(line) or _TITLE_LINE.fullmatch(previous):
             points.append(offset)
         offset += len(line) + 1
     return points
@@ -171,11 +226,7 @@ def _merge_unterminated(flat: str, spans: list[tuple[int, int]], offset: int) ->
         if merged:
             previous = flat[merged[-1][0] - offset : merged[-1][1] - offset]
             current = flat[start - offset : end - offset]
-            if (
-                not _ends_sentence(previous)
-                or _ENUMERATOR.fullmatch(previous)
-                or _CONTINUATION.match(current)
-            ):
+            if not _ends_sentence(previous) or _ENUMERATOR.fullmatch(previous) or _CONTINUATION.match(current):
                 merged[-1] = (merged[-1][0], end)
                 continue
         merged.append((start, end))
@@ -190,7 +241,7 @@ def _ends_sentence(segment: str) -> bool:
 def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     cuts = sorted({0, *_glued_break_points(text), *_quote_break_points(text), *_block_break_points(text), len(text)})
     spans: list[tuple[int, int]] = []
-    for start, end in zip(cuts, cuts[1:]):
+    for start, end in pairwise(cuts):
         if text[start:end].strip():
             spans.extend(_pysbd_spans(text[start:end], start))
     return tuple(spans)

@@ -111,9 +111,7 @@ class TextVectors:
                     for position, (text, vector) in enumerate(sentences)
                 ),
             )
-            self._db.executemany(
-                "INSERT OR REPLACE INTO papers VALUES (?, ?)", ((pid, h) for pid, (h, _) in papers.items())
-            )
+            self._db.executemany("INSERT OR REPLACE INTO papers VALUES (?, ?)", ((pid, h) for pid, (h, _) in papers.items()))
             self._db.executemany(
                 "INSERT OR IGNORE INTO words VALUES (?, ?)",
                 ((w, np.asarray(v, dtype=np.float32).tobytes()) for w, v in words.items()),

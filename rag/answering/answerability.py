@@ -29,6 +29,7 @@ from rag.records import Answerability, Coverage, QuestionType
 
 __all__ = ["Bars", "assess", "missing_terms", "unreported_measures"]
 
+
 @dataclass(frozen=True)
 class Bars:
     """The calibrated bars (eval/calibrate_answerability.py, on the calibration halves only: 353
@@ -95,7 +96,8 @@ def missing_terms(evidence: Evidence, missing_weight: float, *, papers: list[Pap
     whole = {r for r in runs if all(i in met for i, t in enumerate(analysis.terms) if t.run == r)}
     met_groups = {t.group for t in analysis.terms if t.run in whole}
     missing = [
-        t for i, t in enumerate(analysis.terms)
+        t
+        for i, t in enumerate(analysis.terms)
         if i not in met and t.group not in met_groups and (t.weight >= missing_weight or t.entity)
     ]
     return tuple(dict.fromkeys(analysis.phrase_of(t) for t in missing))
@@ -140,7 +142,8 @@ def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), se
         return Answerability(coverage=Coverage.COVERED, best_similarity=best_similarity, reason="the papers the filters leave")
     if _BEYOND.search(analysis.search_text):
         return Answerability(
-            coverage=Coverage.BEYOND, best_similarity=best_similarity,
+            coverage=Coverage.BEYOND,
+            best_similarity=best_similarity,
             reason="it asks for what an abstract does not hold",
         )
     # A measure alone ("What accuracy does the model get?") names no topic.
@@ -169,8 +172,12 @@ def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), se
         unreported = unreported_measures(evidence, best)
         coverage = Coverage.PARTLY if missing or unreported else Coverage.COVERED
         return Answerability(
-            coverage=coverage, missing=missing, unreported=unreported, best_coverage=best.coverage,
-            best_similarity=best_similarity, reason="the question names an indexed paper",
+            coverage=coverage,
+            missing=missing,
+            unreported=unreported,
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
+            reason="the question names an indexed paper",
         )
     # Collection questions ask about papers, often by metadata, not about one sentence.
     far = best_similarity < min_similarity and analysis.type != QuestionType.COLLECTION
@@ -180,38 +187,54 @@ def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), se
         # Only distance declines it; a specific term no abstract meets is named.
         if far:
             return Answerability(
-                coverage=Coverage.NOT_COVERED, best_coverage=best.coverage, best_similarity=best_similarity,
+                coverage=Coverage.NOT_COVERED,
+                best_coverage=best.coverage,
+                best_similarity=best_similarity,
                 reason="no abstract is near the statement",
             )
         missing = missing_terms(evidence, bars.missing_weight)
         return Answerability(
-            coverage=Coverage.PARTLY if missing else Coverage.COVERED, missing=missing, best_coverage=best.coverage,
-            best_similarity=best_similarity, reason="a statement, near the closest abstract",
+            coverage=Coverage.PARTLY if missing else Coverage.COVERED,
+            missing=missing,
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
+            reason="a statement, near the closest abstract",
         )
     # A weak match, unless something the question asks for specifically is in no abstract at all
     # ("federated" in "LoRA adapters for federated learning"): then it is not covered.
     weak = bars.weak_coverage <= best.coverage < bars.min_coverage and not far
     if weak and not _mixes_papers(evidence, best, bars) and not missing_terms(evidence, bars.missing_weight):
         return Answerability(
-            coverage=Coverage.PARTLY, missing=missing_terms(evidence, bars.named_missing_weight, papers=[best]),
-            best_coverage=best.coverage, best_similarity=best_similarity,
+            coverage=Coverage.PARTLY,
+            missing=missing_terms(evidence, bars.named_missing_weight, papers=[best]),
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
             reason="the closest abstract meets only part of the question",
         )
     if best.coverage < bars.min_coverage or (far and best.coverage < bars.strong_coverage):
         return Answerability(
-            coverage=Coverage.NOT_COVERED, missing=missing_terms(evidence, bars.named_missing_weight), best_coverage=best.coverage,
-            best_similarity=best_similarity, reason="no abstract addresses its key terms",
+            coverage=Coverage.NOT_COVERED,
+            missing=missing_terms(evidence, bars.named_missing_weight),
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
+            reason="no abstract addresses its key terms",
         )
     if _mixes_papers(evidence, best, bars):
         return Answerability(
-            coverage=Coverage.NOT_COVERED, best_coverage=best.coverage, best_similarity=best_similarity,
+            coverage=Coverage.NOT_COVERED,
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
             reason="it joins what different papers are about; no one paper answers it",
         )
     missing = missing_terms(evidence, bars.missing_weight)
     unreported = unreported_measures(evidence, best)
     if missing or unreported:
         return Answerability(
-            coverage=Coverage.PARTLY, missing=missing, unreported=unreported, best_coverage=best.coverage,
-            best_similarity=best_similarity, reason="some of what it asks is in no abstract",
+            coverage=Coverage.PARTLY,
+            missing=missing,
+            unreported=unreported,
+            best_coverage=best.coverage,
+            best_similarity=best_similarity,
+            reason="some of what it asks is in no abstract",
         )
     return Answerability(coverage=Coverage.COVERED, best_coverage=best.coverage, best_similarity=best_similarity)

@@ -20,7 +20,7 @@ from rag.judges import SUPPORT_THRESHOLD
 from rag.markup import to_plain
 from rag.records import Citation
 
-__all__ = ["StreamGuard", "check_support", "mark_unsupported", "UNSUPPORTED_MARK"]
+__all__ = ["UNSUPPORTED_MARK", "StreamGuard", "check_support", "mark_unsupported"]
 
 UNSUPPORTED_MARK = " *(unsupported)*"
 # Tags a model may wrap its answer in, echoing the prompt ("<summary>", "</answer>").
@@ -57,9 +57,7 @@ class _Settling:
     change is made to the text back to the last point before which it is done for good (`head`:
     the change of the text before it and after it, made apart, is its change of the whole)."""
 
-    def __init__(
-        self, change: Callable[[str], str], settled: Callable[[str], int], head: Callable[[str], int]
-    ) -> None:
+    def __init__(self, change: Callable[[str], str], settled: Callable[[str], int], head: Callable[[str], int]) -> None:
         self._change, self._settled, self._head = change, settled, head
         self._text = ""  # the text since the last head
         self._passed = 0  # how much of its change has been passed on

@@ -22,7 +22,7 @@ from rag.answering.writing import label, quote
 from rag.markup import escape_markdown
 from rag.records import CollectionMatch, Paper
 
-__all__ = ["CollectionBars", "find_matches", "write_collection", "SHOWN"]
+__all__ = ["SHOWN", "CollectionBars", "find_matches", "write_collection"]
 
 # How many matches the answer text shows; the rest are listed after "and N more".
 SHOWN = 8
@@ -48,7 +48,9 @@ def _relevance(paper: PaperEvidence, bars: CollectionBars = CollectionBars()) ->
     return paper.coverage + bars.similarity_weight * paper.best_similarity
 
 
-def find_matches(evidence: Evidence, *, selection: bool = False, bars: CollectionBars = CollectionBars()) -> list[CollectionMatch]:
+def find_matches(
+    evidence: Evidence, *, selection: bool = False, bars: CollectionBars = CollectionBars()
+) -> list[CollectionMatch]:
     """The papers that answer the collection question, most relevant first, each with its key sentence.
 
     `selection`: the question is about the papers the filters leave; every one is a match.
@@ -58,7 +60,8 @@ def find_matches(evidence: Evidence, *, selection: bool = False, bars: Collectio
     best = max(_relevance(p, bars) for p in evidence.papers)
     prefer = Role.METHOD if (evidence.analysis.asks_how or selection) else None
     fitting = [
-        p for p in evidence.papers
+        p
+        for p in evidence.papers
         if selection
         or (
             p.coverage >= bars.min_coverage
@@ -72,7 +75,9 @@ def find_matches(evidence: Evidence, *, selection: bool = False, bars: Collectio
         sentence = best_sentence(evidence, paper, prefer=prefer)
         if sentence is not None:
             group = paper.paper.category.split(" · ")[-1] if paper.paper.category else paper.paper.venue
-            matches.append(CollectionMatch(number=paper.number, sentence=sentence.text, relevance=round(_relevance(paper), 4), group=group))
+            matches.append(
+                CollectionMatch(number=paper.number, sentence=sentence.text, relevance=round(_relevance(paper), 4), group=group)
+            )
     if evidence.analysis.asks_how and len(matches) <= FEW:
         # "Which papers ..., and how?" with few answers: each also says how, in its method sentence.
         matches = [_with_how(evidence, m) for m in matches]
@@ -95,7 +100,7 @@ def _line(paper: Paper, match: CollectionMatch) -> str:
 
 
 def write_collection(request: AnswerRequest, matches: list[CollectionMatch]) -> Iterator[str]:
-    """"N papers match:", then each shown match as "- **Name**: “key sentence” [n]"."""
+    """ "N papers match:", then each shown match as "- **Name**: “key sentence” [n]"."""
     if not matches:
         return
     papers = {p.number: p.paper for p in request.evidence.papers}

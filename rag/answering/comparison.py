@@ -83,7 +83,12 @@ def table_plain_rows(table: ComparisonTable) -> list[list[str]]:
     """The table as rows of plain text (header first), for CSV and the terminal."""
     rows = [["Paper", *table.aspects]]
     for row in table.rows:
-        rows.append([f"{row.paper} [{row.number}]", *(plain_sentence(c.text) + f" [{row.number}]" if c.text else NOT_REPORTED for c in row.cells)])
+        rows.append(
+            [
+                f"{row.paper} [{row.number}]",
+                *(plain_sentence(c.text) + f" [{row.number}]" if c.text else NOT_REPORTED for c in row.cells),
+            ]
+        )
     return rows
 
 

@@ -17,8 +17,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
-from os.path import commonprefix
 from functools import lru_cache
+from os.path import commonprefix
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from rag.markup import to_plain
 from rag.records import KeyTerm, Paper, QuestionAnalysis, Source
 from rag.text import STOP_WORDS, split_sentences, tokenize_terms
 
-__all__ = ["Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather", "PARAPHRASE_BAR"]
+__all__ = ["PARAPHRASE_BAR", "Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather"]
 
 # Word-to-word cosine at which a paper's word stands for a key term. Calibrated on the
 # calibration halves of the seed sets (eval/calibrate_answerability.py): morphology and near
@@ -176,9 +176,29 @@ def _meets(term: KeyTerm, text: str, stems: frozenset[str]) -> bool:
 
 
 _GREEK = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "ζ": "zeta",
-    "η": "eta", "θ": "theta", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi",
-    "ρ": "rho", "σ": "sigma", "τ": "tau", "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ϵ": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "τ": "tau",
+    "φ": "phi",
+    "ϕ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
 }
 _GREEK_RE = re.compile("[" + "".join(_GREEK) + "]")
 
@@ -187,7 +207,16 @@ def paper_text(paper: Paper) -> str:
     """Everything a paper says of itself that a question's term may meet: metadata counts too."""
     keywords = paper.extra.get("keywords", "")
     text = "\n".join(
-        x for x in (to_plain(paper.title), to_plain(paper.abstract), paper.category, paper.venue, "; ".join(paper.authors), keywords) if x
+        x
+        for x in (
+            to_plain(paper.title),
+            to_plain(paper.abstract),
+            paper.category,
+            paper.venue,
+            "; ".join(paper.authors),
+            keywords,
+        )
+        if x
     )
     # "$\\mu$P" reads "μP"; a question types "muP".
     return text + "\n" + _GREEK_RE.sub(lambda m: _GREEK[m.group()], text) if _GREEK_RE.search(text) else text
@@ -209,7 +238,7 @@ def _spelling_variant(word: str, words: Sequence[str]) -> str:
         other = candidate.replace("-", "")
         if other == bare:
             return candidate
-        prefix = len(commonprefix([bare, other]))
+        prefix = len(commonprefix([bare, other]))  # noqa: RUF071 (two words: their common letters)
         if prefix >= 8 and prefix >= 0.5 * min(len(bare), len(other)):
             return candidate
     # A word English does not know is often a typo of one the paper has.

@@ -42,7 +42,9 @@ def resolve_references(question: str, history: Sequence[Answer]) -> str:
 
     resolved = _NUMBER_REF.sub(lambda m: title_of(int(m.group(1)), m.group(0)), question)
     resolved = _ORDINAL_REF.sub(
-        lambda m: title_of(max(titles) if m.group(1).lower() == "last" and titles else _ORDINALS.get(m.group(1).lower(), 0), m.group(0)),
+        lambda m: title_of(
+            max(titles) if m.group(1).lower() == "last" and titles else _ORDINALS.get(m.group(1).lower(), 0), m.group(0)
+        ),
         resolved,
     )
     if resolved != question:

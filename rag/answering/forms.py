@@ -60,9 +60,11 @@ def plan(evidence: Evidence, answerability: Answerability, *, k: int, selection:
         table = build_table(evidence.papers[: len(compared)])
         return Plan(task, evidence.truncated(len(compared) + NEAR_MISSES), answerability, table=table)
     if not matches:
-        return Plan(task, evidence, answerability.model_copy(
-            update={"coverage": Coverage.NOT_COVERED, "reason": "no paper clears the relevance bar"}
-        ))
+        return Plan(
+            task,
+            evidence,
+            answerability.model_copy(update={"coverage": Coverage.NOT_COVERED, "reason": "no paper clears the relevance bar"}),
+        )
     order = [m.number for m in matches]
     renumber = {old: new for new, old in enumerate(order, 1)}
     evidence = evidence.renumbered(order).truncated(len(order) + NEAR_MISSES)

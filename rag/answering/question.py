@@ -231,7 +231,9 @@ _NAME = r"[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}"
 # Not "of X" or "from X" alone, which name datasets and models as often ("of Gemma 2B").
 _AUTHOR_BY = re.compile(rf"\b(?:by|authored by|written by)\s+(?P<name>{_NAME})(?!\s+or\b)")
 _ET_AL = re.compile(rf"\b(?P<name>{_NAME})(?:\s+et al\.?|['’]s\s+(?:group|lab|team|papers?))")
-_SURNAME = re.compile(r"\b(?:family name|surname|last name)\s+(?:is\s+)?(?P<name>[A-Z][\w'’\-]+)(?!\s+or\b)|\bsurnamed\s+(?P<name2>[A-Z][\w'’\-]+)(?!\s+or\b)")
+_SURNAME = re.compile(
+    r"\b(?:family name|surname|last name)\s+(?:is\s+)?(?P<name>[A-Z][\w'’\-]+)(?!\s+or\b)|\bsurnamed\s+(?P<name2>[A-Z][\w'’\-]+)(?!\s+or\b)"
+)
 
 
 def _venue_filter(text: str, venues: Iterable[str]) -> tuple[str | None, str]:
@@ -249,7 +251,11 @@ def _venue_filter(text: str, venues: Iterable[str]) -> tuple[str | None, str]:
         # Case-sensitive: venue names are written as acronyms ("COLT", "CoRL"), and "www" or "rss"
         # in lower case are words, not venues.
         pattern = rf"(?:\b(?:at|in|from|of|for)\s+(?:the\s+)?)?\b{re.escape(base)}\b(?:['’]?\s*(?P<year>(19|20)?\d\d)\b)?"
-        found += [(base, m) for m in re.finditer(pattern, text) if not any(m.start() < o.end() and o.start() < m.end() for _, o in found)]
+        found += [
+            (base, m)
+            for m in re.finditer(pattern, text)
+            if not any(m.start() < o.end() and o.start() < m.end() for _, o in found)
+        ]
     if not found or len({base for base, _ in found}) > 1:
         return None, text
     base = found[0][0]
@@ -308,43 +314,369 @@ def stated_filters(text: str, profile: CorpusProfile) -> tuple[Filters, str]:
 # Words that ask rather than say what about: the question frame, requests, and words every
 # research question uses ("paper", "method", "propose"). Their weight is nil.
 _GENERIC = frozenset(
-    """
-    which what who whom whose where when why how is are was were does do did has have had can could would should
-    will shall may might must there any anyone someone somebody all each every other others some such many much
-    paper papers work works study studies article articles publication publications research researcher researchers
-    approach approaches method methods technique techniques way ways idea ideas corpus collection
-    propose proposes proposed proposing present presents presented introduce introduces introduced
-    new novel use uses used using based via get gets getting make makes made making do doing done
-    tell show give find list name explain describe summarize summarise summary overview compare comparison
-    difference differences differ versus vs table side please know like want need also still just only
-    me my we our us you your they them their it its this that these those one ones thing things kind
-    between among across within without about into onto from over under than then so very really
-    main key actually exactly specifically particular general overall recent recently existing current
-    author authors et al anything something everything lot lots what's thx whether rather instead
-    learn learns learned learning data train trains trained training performance perform performs
-    according deal goes go going come comes look looks kind sort help helps try tries tried
-    set setting settings case cases problem problems task tasks result results track tracks sub-track
-    category categories area areas field fields topic topics family name names starts start filed
-    discussed discuss mentioned mention regarding concerning involving involve involves
-    model models proposed framework frameworks algorithm algorithms system systems here exist exists
-    abstract abstracts publish published publication anything explicitly
-    """.split()
+    [
+        "which",
+        "what",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "do",
+        "did",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "there",
+        "any",
+        "anyone",
+        "someone",
+        "somebody",
+        "all",
+        "each",
+        "every",
+        "other",
+        "others",
+        "some",
+        "such",
+        "many",
+        "much",
+        "paper",
+        "papers",
+        "work",
+        "works",
+        "study",
+        "studies",
+        "article",
+        "articles",
+        "publication",
+        "publications",
+        "research",
+        "researcher",
+        "researchers",
+        "approach",
+        "approaches",
+        "method",
+        "methods",
+        "technique",
+        "techniques",
+        "way",
+        "ways",
+        "idea",
+        "ideas",
+        "corpus",
+        "collection",
+        "propose",
+        "proposes",
+        "proposed",
+        "proposing",
+        "present",
+        "presents",
+        "presented",
+        "introduce",
+        "introduces",
+        "introduced",
+        "new",
+        "novel",
+        "use",
+        "uses",
+        "used",
+        "using",
+        "based",
+        "via",
+        "get",
+        "gets",
+        "getting",
+        "make",
+        "makes",
+        "made",
+        "making",
+        "do",
+        "doing",
+        "done",
+        "tell",
+        "show",
+        "give",
+        "find",
+        "list",
+        "name",
+        "explain",
+        "describe",
+        "summarize",
+        "summarise",
+        "summary",
+        "overview",
+        "compare",
+        "comparison",
+        "difference",
+        "differences",
+        "differ",
+        "versus",
+        "vs",
+        "table",
+        "side",
+        "please",
+        "know",
+        "like",
+        "want",
+        "need",
+        "also",
+        "still",
+        "just",
+        "only",
+        "me",
+        "my",
+        "we",
+        "our",
+        "us",
+        "you",
+        "your",
+        "they",
+        "them",
+        "their",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "one",
+        "ones",
+        "thing",
+        "things",
+        "kind",
+        "between",
+        "among",
+        "across",
+        "within",
+        "without",
+        "about",
+        "into",
+        "onto",
+        "from",
+        "over",
+        "under",
+        "than",
+        "then",
+        "so",
+        "very",
+        "really",
+        "main",
+        "key",
+        "actually",
+        "exactly",
+        "specifically",
+        "particular",
+        "general",
+        "overall",
+        "recent",
+        "recently",
+        "existing",
+        "current",
+        "author",
+        "authors",
+        "et",
+        "al",
+        "anything",
+        "something",
+        "everything",
+        "lot",
+        "lots",
+        "what's",
+        "thx",
+        "whether",
+        "rather",
+        "instead",
+        "learn",
+        "learns",
+        "learned",
+        "learning",
+        "data",
+        "train",
+        "trains",
+        "trained",
+        "training",
+        "performance",
+        "perform",
+        "performs",
+        "according",
+        "deal",
+        "goes",
+        "go",
+        "going",
+        "come",
+        "comes",
+        "look",
+        "looks",
+        "kind",
+        "sort",
+        "help",
+        "helps",
+        "try",
+        "tries",
+        "tried",
+        "set",
+        "setting",
+        "settings",
+        "case",
+        "cases",
+        "problem",
+        "problems",
+        "task",
+        "tasks",
+        "result",
+        "results",
+        "track",
+        "tracks",
+        "sub-track",
+        "category",
+        "categories",
+        "area",
+        "areas",
+        "field",
+        "fields",
+        "topic",
+        "topics",
+        "family",
+        "name",
+        "names",
+        "starts",
+        "start",
+        "filed",
+        "discussed",
+        "discuss",
+        "mentioned",
+        "mention",
+        "regarding",
+        "concerning",
+        "involving",
+        "involve",
+        "involves",
+        "model",
+        "models",
+        "proposed",
+        "framework",
+        "frameworks",
+        "algorithm",
+        "algorithms",
+        "system",
+        "systems",
+        "here",
+        "exist",
+        "exists",
+        "abstract",
+        "abstracts",
+        "publish",
+        "published",
+        "publication",
+        "anything",
+        "explicitly",
+    ]
 )
 # What result questions ask to be reported as a number: a sentence that answers one must give
 # one. (Regret, bounds or complexity are often stated without digits: they are plain terms.)
 _MEASURES = frozenset(
-    """
-    accuracy accuracies error errors speedup speed-up speedups latency throughput memory parameters flops
-    runtime f1 bleu rouge psnr ssim auc perplexity top-1 top-5 success rate rates score scores improvement
-    improvements gain gains percent percentage reduction precision recall ndcg mrr iou fid wer mae mse rmse
-    """.split()
+    [
+        "accuracy",
+        "accuracies",
+        "error",
+        "errors",
+        "speedup",
+        "speed-up",
+        "speedups",
+        "latency",
+        "throughput",
+        "memory",
+        "parameters",
+        "flops",
+        "runtime",
+        "f1",
+        "bleu",
+        "rouge",
+        "psnr",
+        "ssim",
+        "auc",
+        "perplexity",
+        "top-1",
+        "top-5",
+        "success",
+        "rate",
+        "rates",
+        "score",
+        "scores",
+        "improvement",
+        "improvements",
+        "gain",
+        "gains",
+        "percent",
+        "percentage",
+        "reduction",
+        "precision",
+        "recall",
+        "ndcg",
+        "mrr",
+        "iou",
+        "fid",
+        "wer",
+        "mae",
+        "mse",
+        "rmse",
+    ]
 )
 _COMPARATIVES = frozenset(
-    """
-    cheaper cheapest faster fastest better best larger largest smaller smallest higher highest lower lowest
-    fewer more less easier harder stronger weaker simpler longer shorter quicker slower greater wider
-    efficiently quickly cheaply easily accurately robustly effectively
-    """.split()
+    [
+        "cheaper",
+        "cheapest",
+        "faster",
+        "fastest",
+        "better",
+        "best",
+        "larger",
+        "largest",
+        "smaller",
+        "smallest",
+        "higher",
+        "highest",
+        "lower",
+        "lowest",
+        "fewer",
+        "more",
+        "less",
+        "easier",
+        "harder",
+        "stronger",
+        "weaker",
+        "simpler",
+        "longer",
+        "shorter",
+        "quicker",
+        "slower",
+        "greater",
+        "wider",
+        "efficiently",
+        "quickly",
+        "cheaply",
+        "easily",
+        "accurately",
+        "robustly",
+        "effectively",
+    ]
 )
 # A word of a question, hyphenated compounds and names with digits kept whole ("top-1",
 # "LLaMA3-8B", "Flat-LoRA").
@@ -385,7 +717,7 @@ def corpus_termhood(word: str, stems: Sequence[str], profile: CorpusProfile) -> 
 
 
 # Quantities in words: a question that states one ("twice as much data") states a number.
-_NUMBER_WORDS = frozenset("twice thrice half double triple quadruple tenfold hundredfold thousandfold".split())
+_NUMBER_WORDS = frozenset(["twice", "thrice", "half", "double", "triple", "quadruple", "tenfold", "hundredfold", "thousandfold"])
 
 
 def is_entity(word: str) -> bool:
@@ -393,7 +725,7 @@ def is_entity(word: str) -> bool:
     if any(c.isdigit() for c in word) or word.casefold() in _NUMBER_WORDS:
         return True
     core = word.replace("-", "")
-    return sum(c.isupper() for c in core[1:]) >= 1 and not core.isupper() or (core.isupper() and len(core) >= 2)
+    return (sum(c.isupper() for c in core[1:]) >= 1 and not core.isupper()) or (core.isupper() and len(core) >= 2)
 
 
 def term_stems(word: str) -> tuple[str, ...]:
@@ -401,7 +733,10 @@ def term_stems(word: str) -> tuple[str, ...]:
     return tuple(stem_words(parts)) if parts else ()
 
 
-_HOW_MANY = re.compile(r"\bhow (?:many|much)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:are|is|were|was|does|do|did|has|have|can|will|would|in|of|for|per|on)\b|[?,.]|$)", re.I)
+_HOW_MANY = re.compile(
+    r"\bhow (?:many|much)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:are|is|were|was|does|do|did|has|have|can|will|would|in|of|for|per|on)\b|[?,.]|$)",
+    re.I,
+)
 
 
 def _counted(text: str) -> set[str]:
@@ -420,7 +755,7 @@ _OR_GAP = re.compile(r"\s*,?\s*(?:and/)?or\s*|\s*/\s*", re.IGNORECASE)
 _EXAMPLE_GAP = re.compile(rf"\s*,?\s*(?:\(\s*(?:{_MARKER},?)?|{_MARKER},?)\s*", re.IGNORECASE)
 _COMMA_GAP = re.compile(r"\s*,\s*")
 _WORDS_IN_GAP = re.compile(r"[A-Za-z][\w'-]*")
-_JOIN_WORDS = frozenset("or and/or such as like including for example instance e.g i.e".split())
+_JOIN_WORDS = frozenset(["or", "and/or", "such", "as", "like", "including", "for", "example", "instance", "e.g", "i.e"])
 
 
 def _runs(text: str) -> list[list[re.Match]]:
@@ -483,7 +818,7 @@ def _alternative_groups(text: str, runs: list[list[re.Match]]) -> list[int]:
     if not runs:
         return []
     groups = [0]
-    for i, join in enumerate(joined):
+    for join in joined:
         groups.append(groups[-1] if join else groups[-1] + 1)
     return groups
 
@@ -522,7 +857,9 @@ def key_terms(text: str, profile: CorpusProfile) -> tuple[tuple[KeyTerm, ...], t
         rarity = max if "-" in word else min
         return specificity * (0.3 + 0.7 * rarity(profile.idf(s) for s in stems))
 
-    repeated = {stems for stems, n in Counter(term_stems(_POSSESSIVE.sub("", m.group())) for run in runs for m in run).items() if n > 1}
+    repeated = {
+        stems for stems, n in Counter(term_stems(_POSSESSIVE.sub("", m.group())) for run in runs for m in run).items() if n > 1
+    }
     spare_group = max(groups, default=0) + 1
 
     def add(term: KeyTerm) -> None:
@@ -546,10 +883,17 @@ def key_terms(text: str, profile: CorpusProfile) -> tuple[tuple[KeyTerm, ...], t
         for word in words:
             stems = term_stems(word)
             lower = word.casefold()
-            add(KeyTerm(
-                text=word, stems=stems, weight=round(weigh(word, stems), 4), entity=is_entity(word),
-                measure=lower in _MEASURES or lower in counted, group=group, run=number,
-            ))
+            add(
+                KeyTerm(
+                    text=word,
+                    stems=stems,
+                    weight=round(weigh(word, stems), 4),
+                    entity=is_entity(word),
+                    measure=lower in _MEASURES or lower in counted,
+                    group=group,
+                    run=number,
+                )
+            )
     phrases = tuple(" ".join(_POSSESSIVE.sub("", m.group()) for m in run) for run in runs if len(run) >= 2)
     ordered = sorted(terms.values(), key=lambda t: -t.weight)
     return tuple(ordered), phrases

@@ -113,7 +113,8 @@ def _role_sentences(candidates: list[Scored], chosen: list[int], role: Role | No
     added = []
     for paper in dict.fromkeys(candidates[i].paper.number for i in chosen):
         playing = [
-            i for i, c in enumerate(candidates)
+            i
+            for i, c in enumerate(candidates)
             if c.paper.number == paper and i not in chosen and c.sentence.roles.get(role, 0.0) >= _ROLE_BAR
         ]
         if playing:

@@ -61,8 +61,13 @@ _REASON = re.compile(
 )
 NUMBER = re.compile(r"\d+(\.\d+)?\s*(%|x\b|×|times\b)|\b\d+(\.\d+)?\b(?! ?\))")
 # Outlook and belief: "We believe ...", "... may find utility beyond ...": no claim to quote.
-_OUTLOOK = re.compile(r"\b(we believe|we hope|we envision|promising (alternative|direction)|may find utility|future work|in summary)\b", re.I)
-_LINK = re.compile(r"https?://|\bgithub\.com\b|\b(code|data|models?)( and \w+)?,? (is|are|will be) (publicly |made )?(available|released)|source code", re.I)
+_OUTLOOK = re.compile(
+    r"\b(we believe|we hope|we envision|promising (alternative|direction)|may find utility|future work|in summary)\b", re.I
+)
+_LINK = re.compile(
+    r"https?://|\bgithub\.com\b|\b(code|data|models?)( and \w+)?,? (is|are|will be) (publicly |made )?(available|released)|source code",
+    re.I,
+)
 
 
 def is_boilerplate(sentence: str) -> bool:
@@ -83,7 +88,10 @@ def role_scores(sentence: str, position: int, count: int) -> dict[Role, float]:
     numbers = bool(NUMBER.search(sentence))
     outlook = bool(_OUTLOOK.search(sentence))
     scores = {
-        Role.PROBLEM: 0.5 * first + 0.3 * early + 0.4 * bool(_PROBLEM.search(sentence)) - 0.3 * bool(_METHOD_LEAD.search(sentence)),
+        Role.PROBLEM: 0.5 * first
+        + 0.3 * early
+        + 0.4 * bool(_PROBLEM.search(sentence))
+        - 0.3 * bool(_METHOD_LEAD.search(sentence)),
         Role.METHOD: 0.6 * bool(_METHOD_LEAD.search(sentence)) + 0.4 * bool(_MECHANISM.search(sentence)) - 0.2 * first,
         Role.DATA: 0.6 * bool(_DATA.search(sentence)) + 0.2 * numbers,
         Role.RESULT: 0.5 * bool(_RESULT.search(sentence)) + 0.3 * numbers + 0.2 * late - 0.2 * first,

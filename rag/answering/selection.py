@@ -28,7 +28,9 @@ _MOTIVATION = re.compile(
     r"what (problem|challenge|gap|limitation|shortcoming|difficult(y|ies))s?\b)",
     re.IGNORECASE,
 )
-_WHY = re.compile(r"^\s*why\b|\bwhy (do|does|did|is|are|was|were|should|would|can)\b|\bfor what reason\b|\bwhat (causes|explains)\b", re.I)
+_WHY = re.compile(
+    r"^\s*why\b|\bwhy (do|does|did|is|are|was|were|should|would|can)\b|\bfor what reason\b|\bwhat (causes|explains)\b", re.I
+)
 
 
 # The share of the question's terms a sentence meets that the paper's title does not (what the

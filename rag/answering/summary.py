@@ -39,7 +39,11 @@ def write_summary(request: AnswerRequest, vectors: SentenceVectors) -> Iterator[
         if not ranked:
             break
         picked = [ranked[0]]
-        if role == Role.METHOD and len(ranked) > 1 and sentences[ranked[1]].roles.get(role, 0.0) >= sentences[ranked[0]].roles.get(role, 0.0):
+        if (
+            role == Role.METHOD
+            and len(ranked) > 1
+            and sentences[ranked[1]].roles.get(role, 0.0) >= sentences[ranked[0]].roles.get(role, 0.0)
+        ):
             picked.append(ranked[1])
         used.update(picked)
         quotes = " ".join(quote(sentences[i].text, paper.number) for i in sorted(picked, key=lambda i: sentences[i].position))
