@@ -67,6 +67,11 @@ def _index(ctx: click.Context):
     return Index.open(ctx.obj)
 
 
+def _busy(text: str) -> None:
+    """Said when a write waits for another process writing to the index."""
+    err.print(f"[dim]{escape(text)}[/]")
+
+
 class _Rate(ProgressColumn):
     """Items per second (papers, questions), once there is a rate to show."""
 
@@ -100,7 +105,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
             task = bar.add_task(f"indexing {path.name}", total=size)
             report = index.ingest(
                 read_corpus(path, skip_invalid=skip_invalid, limits=limits), total=size,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=lambda done, total: bar.update(task, completed=done, total=total), waiting=_busy,
             )
         table.add_row(
             str(path), str(report.added), str(report.updated), str(report.unchanged),
@@ -369,7 +374,7 @@ def stats(ctx, as_json: bool) -> None:
 @click.pass_context
 def remove(ctx, paper_ids: tuple[str, ...]) -> None:
     """Delete papers (by id) and their chunks from the index."""
-    for paper in _index(ctx).remove(paper_ids):
+    for paper in _index(ctx).remove(paper_ids, waiting=_busy):
         out.print(f"removed {paper.id}: {escape(paper.display_title)}")
 
 
@@ -378,7 +383,7 @@ def remove(ctx, paper_ids: tuple[str, ...]) -> None:
 @click.pass_context
 def reset(ctx) -> None:
     """Empty the index."""
-    _index(ctx).reset()
+    _index(ctx).reset(waiting=_busy)
     out.print("the index is empty")
 
 

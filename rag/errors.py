@@ -48,6 +48,10 @@ class EmbeddingMismatchError(StoreError):
     """The index was built with another embedding model than the one configured."""
 
 
+class IndexBusyError(StoreError):
+    """Another process was writing to the embedded index for longer than a writer waits."""
+
+
 class ModelNotFoundError(PaperChatError):
     """A model file or package the configuration names is not there."""
 

@@ -79,6 +79,11 @@ class Settings(BaseSettings):
     # A Chroma server (`chroma run --path DIR --host H --port P`) shared by a team, as
     # http://host:port; unset, the index is embedded under data_dir.
     chroma_url: str | None = None
+    # Seconds a write to the embedded index (an ingest, an upload, a removal) waits for another
+    # process writing to it (rag.locking) before it gives up with "index busy". Ten minutes sees
+    # out an ingest or upload of some 6,000 papers (10-11 papers/s, README "How it works"); a
+    # longer wait would leave the app's page or a script hanging with no end in sight. 0: at once.
+    lock_timeout: float = Field(default=600.0, ge=0)
 
     embedding_provider: Literal["local", "openai"] = "local"
     # onnx: onnxruntime, no torch at start-up (the model is exported once from the bundled

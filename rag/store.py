@@ -13,6 +13,12 @@ profile: `rag.catalog`) is saved under the generation it was made for and read w
 generation is current, so it cannot drift out of step with the store. An ingest makes the next
 generation's catalog from the last one and the papers it wrote.
 
+A write (ingest, remove, reset) to the embedded store holds its collection's write lock
+(`rag.locking`): a second writer waits for the first, or gives up with "index busy"; readers never
+wait. Each batch is stamped before and after it is written, so a writer killed midway leaves a
+generation with no catalog saved: the next reader makes it from the paper table, and a paper is
+in the catalog exactly when it is in the table.
+
 What the answerer reads of each paper (`rag.answering.evidence.evidence_texts`: its abstract's
 sentences and its words) is split and embedded at ingest and kept beside Chroma
 (`rag.textvectors`), so that a question embeds only itself. A paper without them (indexed
@@ -27,7 +33,8 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import count, islice
 from pathlib import Path
@@ -42,6 +49,7 @@ from rag.catalog import Catalog, Entry, entry
 from rag.chunking import chunk_paper
 from rag.embeddings import embedding_model_id, make_embeddings
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
+from rag.locking import Waiting, WriteLock
 from rag.offline import prepare
 from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
@@ -135,7 +143,16 @@ def _client(settings: Settings, path: Path | None):
                 host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
             )
+        from chromadb.api.shared_system_client import SharedSystemClient
+
         path.mkdir(parents=True, exist_ok=True)
+        # chromadb keeps one "system" per folder in a process, shared by every client of it, with
+        # each collection's vector index in memory as it was first read. Through it another
+        # process's later writes are never seen (dense search misses them, reading their vectors
+        # fails), and a write puts the old index back over them (measured: 500 of 1,800 vectors
+        # lost). So each client gets a system made now, and `Index.refresh` makes a new one when
+        # another process wrote. Clients holding an older one keep it.
+        SharedSystemClient._identifier_to_system.pop(str(path), None)
         return chromadb.PersistentClient(path=str(path))
     except Exception as exc:
         where = settings.chroma_url if path is None else path
@@ -157,6 +174,10 @@ class Index:
         self._client = _client(settings, self.path)
         self._connect()
         self.texts = TextVectors(self._local_folder("texts") / "vectors.sqlite3", self.model_id)
+        # A server orders its clients' writes itself.
+        self._lock = None if self.path is None else WriteLock(
+            self.path.parent / "locks" / f"{settings.collection}.lock", self.location, settings.lock_timeout
+        )
         self._papers: dict[str, Paper] | None = None
         self._table_first_chunks: dict[str, str] = {}
         self._count: int | None = None
@@ -364,20 +385,24 @@ class Index:
         *,
         progress: Progress | None = None,
         total: int | None = None,
+        waiting: Waiting | None = None,
     ) -> IngestReport:
         """Upsert papers: new ones are added, changed ones replaced, unchanged ones left alone.
 
         `papers` may be a stream (`read_corpus`): it is read a batch at a time, and `progress`
         counts the papers read of `total` (its length where it has one). Chunks are written
         before stale ones are deleted, so an interrupted ingest never loses a paper that was
-        indexed before it.
+        indexed before it. `waiting` is told if another process is writing to the index.
         """
-        started = time.perf_counter()
         if isinstance(papers, LoadResult):
             papers = [*papers.papers, *papers.skipped]
         if total is None and isinstance(papers, Sized):
             total = sum(isinstance(p, Paper) for p in papers)
-        self.refresh()
+        with self._writing(waiting):
+            return self._ingest(papers, progress, total)
+
+    def _ingest(self, papers: Iterable[Paper | SkippedRecord], progress: Progress | None, total: int | None) -> IngestReport:
+        started = time.perf_counter()
         skipped: list[SkippedRecord] = []
         seen: set[str] = set()
         added = updated = unchanged = written = done = 0
@@ -403,6 +428,9 @@ class Index:
             seen.update(latest)
             if todo:
                 base = base or self.catalog.complete()
+                # Stamped before as well as after: a catalog another process saves for the last
+                # generation meanwhile must not be current while these papers are in the table.
+                alone = self._stamp() and alone
                 written += self._write(todo, entries)
                 alone = self._stamp() and alone
             if self.settings.sentence_vectors:
@@ -490,31 +518,47 @@ class Index:
         # The BM25 index alone, saved per generation before the catalog held it.
         shutil.rmtree(self._local_folder("lexical"), ignore_errors=True)
 
-    def remove(self, paper_ids: Sequence[str]) -> list[Paper]:
+    def remove(self, paper_ids: Sequence[str], *, waiting: Waiting | None = None) -> list[Paper]:
         """Delete papers, their chunks and their sentences (words stay: other papers use them);
         returns what was removed. An id that is not indexed removes nothing."""
-        found = self.fetch(paper_ids)
-        if missing := [i for i in paper_ids if i not in found]:
-            raise _not_found(missing[0])
-        base = self.catalog.complete()
-        self._collection.delete(where={"paper_id": {"$in": list(found)}})
-        self.texts.drop(list(found))
-        self._next_catalog(base.updated(list(found), ()) if self._stamp() else None)
-        return list(found.values())
+        with self._writing(waiting):
+            found = self.fetch(paper_ids)
+            if missing := [i for i in paper_ids if i not in found]:
+                raise _not_found(missing[0])
+            base = self.catalog.complete()
+            alone = self._stamp()
+            self._collection.delete(where={"paper_id": {"$in": list(found)}})
+            self.texts.drop(list(found))
+            self._next_catalog(base.updated(list(found), ()) if self._stamp() and alone else None)
+            return list(found.values())
 
-    def refresh(self) -> bool:
-        """Forget what was read of the store if anyone (another process, another client of the
-        server) has written to it since; returns whether it had changed."""
+    @contextmanager
+    def _writing(self, waiting: Waiting | None) -> Iterator[None]:
+        """One write, under the write lock of an embedded store, from the store as it is now."""
+        with self._lock.held(waiting) if self._lock is not None else nullcontext():
+            self.refresh()
+            yield
+
+    def _stored(self):
+        """The collection as the store has it now (its metadata holds the generation)."""
         try:
-            current = self._client.get_collection(self.settings.collection)
+            return self._client.get_collection(self.settings.collection)
         except Exception as exc:  # deleted by another client's reset, or the server is gone
             raise StoreError(
                 f"cannot read the index at {self.location}: {exc}", hint=_hint(self.settings)
             ) from exc
+
+    def refresh(self) -> bool:
+        """Forget what was read of the store if anyone (another process, another client of the
+        server) has written to it since; returns whether it had changed."""
+        current = self._stored()
         generation = (current.metadata or {}).get("generation")
         if current.id == self._collection.id and generation == self._generation:
             return False
-        if current.id == self._collection.id:
+        if self.path is not None:  # this client's vector index is behind the other process's writes
+            self._client = _client(self.settings, self.path)
+            self._connect()
+        elif current.id == self._collection.id:
             self._generation = generation
         else:  # reset by another client: a new collection behind the same name
             self._connect()
@@ -525,7 +569,7 @@ class Index:
         """A new generation: every other reader's cache of the store is now stale. Returns
         whether the generation it replaces is the one this process last saw (no other process
         wrote in between)."""
-        last = (self._client.get_collection(self.settings.collection).metadata or {}).get("generation")
+        last = (self._stored().metadata or {}).get("generation")
         # Chroma replaces a collection's metadata whole, and refuses to restate its space.
         meta = {k: v for k, v in (self._collection.metadata or {}).items() if not k.startswith("hnsw:")}
         alone = last == self._generation
@@ -538,10 +582,11 @@ class Index:
         self._count = None
         self._catalog = None
 
-    def reset(self) -> None:
+    def reset(self, *, waiting: Waiting | None = None) -> None:
         """Drop every paper (the collection is recreated empty, for the same model)."""
-        self.vectorstore.reset_collection()
-        self.texts.clear()
-        self._collection = self.vectorstore._collection
-        self._stamp()
-        self._invalidate()
+        with self._writing(waiting):
+            self.vectorstore.reset_collection()
+            self.texts.clear()
+            self._collection = self.vectorstore._collection
+            self._stamp()
+            self._invalidate()

@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import hypothesis
@@ -40,10 +42,13 @@ sys.path.append(str(ROOT / "bench"))
 EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperchat"
 
 
+def _cli_env(data_dir, env: dict[str, str] | None) -> dict[str, str]:
+    return {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+
+
 def run_cli(data_dir, *args, check=True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`paperchat ARGS` in a subprocess on the index in `data_dir` (and `env`), from the repository root."""
-    env = {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
-    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=_cli_env(data_dir, env), timeout=300)
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -187,33 +192,76 @@ def source_labels(message) -> list[str]:
     return [e.label for e in message.expander if e.label.startswith("[")]
 
 
+def variant_corpus(path: Path, variants: Iterable[int]) -> list:
+    """The bundled papers once per variant (its number on their ids and abstracts), written to
+    `path` as JSONL; returns the papers."""
+    import json
+
+    from rag.corpus import load_corpus
+
+    seed = load_corpus(PAPERS).papers
+    papers = [p.model_copy(update={"id": f"{p.id}-v{i}", "abstract": f"{p.abstract} Variant {i}."}) for i in variants for p in seed]
+    path.write_text("\n".join(json.dumps({**p.model_dump(), "authors": list(p.authors)}) for p in papers), encoding="utf-8")
+    return papers
+
+
+def start_cli(data_dir, *args, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`paperchat ARGS` started as run_cli runs it, its output kept for `communicate`."""
+    return subprocess.Popen([EXE, *args], cwd=ROOT, env=_cli_env(data_dir, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def kill(child: subprocess.Popen) -> None:
+    """SIGKILL: no handler, no cleanup, as a crash or an OOM kill ends a process."""
+    import signal
+
+    child.send_signal(signal.SIGKILL)
+    child.communicate()
+
+
+_HOLDER = """
+import sys, time
+from pathlib import Path
+from rag.locking import WriteLock
+with WriteLock(Path(sys.argv[1]), "index", timeout=0).held():
+    print("held", flush=True)
+    time.sleep(300)
+"""
+
+
+@contextmanager
+def writer_holding(data_dir, collection: str = "papers") -> Iterator[int]:
+    """Another process holding the write lock of the index in `data_dir` for the block (then
+    SIGKILLed); yields its pid."""
+    lock = Path(data_dir) / "locks" / f"{collection}.lock"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(lock)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield holder.pid
+    finally:
+        kill(holder)
+
+
 def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) -> tuple[int, dict, int]:
     """SIGKILL `paperchat ingest` of 600 papers once some are written, then ingest again.
 
     Returns the papers written before the kill, `stats --json` after the rerun, and the chunks
     the 600 papers make."""
     import json
-    import signal
     import time
 
     from rag.chunking import chunk_paper
-    from rag.corpus import load_corpus
 
     # 600 papers: three ingest batches, so the kill lands mid-ingest.
-    seed = load_corpus(PAPERS).papers
-    papers = [p.model_copy(update={"id": f"{p.id}-v{i}", "abstract": f"{p.abstract} Variant {i}."}) for i in range(30) for p in seed]
     corpus = tmp_path / "many.jsonl"
-    corpus.write_text("\n".join(json.dumps({**p.model_dump(), "authors": list(p.authors)}) for p in papers), encoding="utf-8")
-    full = {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir)}
-    child = subprocess.Popen([EXE, "ingest", str(corpus)], cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    papers = variant_corpus(corpus, range(30))
+    child = start_cli(data_dir, "ingest", str(corpus), env=env)
     deadline = time.monotonic() + 240
     while True:
         written = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)["papers"]
         if written or child.poll() is not None or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    kill(child)
     run_cli(data_dir, "ingest", str(corpus), env=env)
     stats = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)
     return written, stats, sum(len(chunk_paper(p)) for p in papers)

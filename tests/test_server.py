@@ -21,6 +21,7 @@ from conftest import APP, PAPERS, SEED_SET, ask, interrupted_ingest, plain, run_
 from rag.chain import Assistant
 from rag.corpus import load_corpus
 from rag.errors import StoreError
+from rag.records import Paper
 from rag.settings import Settings
 from rag.store import Index
 
@@ -145,6 +146,26 @@ def test_the_app_answers_from_the_server_and_sees_a_teammates_ingest(server, emb
         assert "Musical Version" in plain(answer) and "[1]" in answer
     finally:
         st.cache_resource.clear()
+
+
+def test_an_ingest_another_client_wrote_into_makes_its_catalog_from_the_table(server, tmp_path):
+    # A server takes every client's writes as they come (an embedded index has one writer at a
+    # time: tests/test_crash_concurrency.py), so another client may write between two batches.
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    plain = _client(server, "written-into", tmp_path).model_copy(update={"sentence_vectors": False})
+    fake = DeterministicFakeEmbedding(size=16)
+    mine, other = Index(plain, fake), Index(plain, fake)
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(300)]
+    intruder = Paper(id="other", title="Written meanwhile", abstract="Another client writes about zebras.")
+
+    def progress(done: int, total: int) -> None:
+        if done == 256:  # between this ingest's first and second batch
+            other.ingest([intruder])
+
+    mine.ingest(papers, progress=progress)
+    assert len(mine) == 301 and len(Index(plain, fake)) == 301
+    assert mine.lexical.search("zebras", 1)[0].paper_id == "other"
 
 
 def _papers_metric(at) -> int:

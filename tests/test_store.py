@@ -169,24 +169,6 @@ def test_ingest_and_removal_update_the_catalog_to_what_a_rebuild_from_the_table_
     assert papers[7].id not in {h.paper_id for h in updated.lexical.search(papers[7].title, 50)}
 
 
-def test_an_ingest_that_another_process_wrote_into_makes_its_catalog_from_the_table(settings):
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-
-    plain = settings.model_copy(update={"sentence_vectors": False})
-    fake = DeterministicFakeEmbedding(size=16)
-    mine, other = Index(plain, fake), Index(plain, fake)
-    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(300)]
-    intruder = Paper(id="other", title="Written meanwhile", abstract="Another process writes about zebras.")
-
-    def progress(done: int, total: int) -> None:
-        if done == 256:  # between this ingest's first and second batch
-            other.ingest([intruder])
-
-    mine.ingest(papers, progress=progress)
-    assert len(mine) == 301 and len(Index(plain, fake)) == 301
-    assert mine.lexical.search("zebras", 1)[0].paper_id == "other"
-
-
 def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))

@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, ask, plain, source_labels
+from conftest import PAPERS, ask, plain, source_labels, writer_holding
 from fake_openai import FakeOpenAI, Fault
 from streamlit.testing.v1 import AppTest
 
@@ -229,6 +229,20 @@ def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, 
     assert paper_count(at) == 2
     assert plain(at.sidebar.success[0].value).startswith(f"{name}: 1 added")
     assert [p for p in (tmp_path / "temp").rglob("*") if p.is_file()] == []
+
+
+def test_an_upload_while_another_process_writes_is_refused_as_busy_and_the_page_goes_on(open_app, tmp_path, embeddings, fresh_assistant):
+    data_dir = tmp_path / "index"
+    Index(Settings(data_dir=data_dir), embeddings).ingest([HOSTILE])
+    at = open_app(data_dir, PAPERCHAT_LOCK_TIMEOUT="0")
+    with writer_holding(data_dir) as pid:
+        ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
+    [error] = at.sidebar.error
+    assert plain(error.value).startswith(f"index busy: another paperchat process (pid {pid}) is writing to {data_dir / 'chroma'}")
+    assert "try again when it finishes" in plain(error.value)
+    assert paper_count(at) == 1 and not at.sidebar.success and at.chat_input
+    ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
+    assert paper_count(at) == 2 and not at.sidebar.error
 
 
 def test_a_source_card_can_summarize_its_paper(open_app):

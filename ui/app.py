@@ -124,9 +124,15 @@ def upload(index: Index) -> None:
             show_error(error)
             return
         bar = st.progress(0.0, text="Indexing…")
-        report = index.ingest(
-            loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}")
-        )
+        try:
+            report = index.ingest(
+                loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}"),
+                waiting=lambda text: bar.progress(0.0, text=escape_markdown(text)),
+            )
+        except PaperChatError as error:  # another process kept the index busy past the wait
+            bar.empty()
+            show_error(error)
+            return
         st.session_state.ingested = (file.name, report)
         # The stats, filters and examples above were drawn before this ingest.
         st.rerun()

@@ -1,0 +1,286 @@
+"""Crash safety and concurrent writers of the embedded index.
+
+`paperchat ingest` SIGKILLed at random points leaves every paper whole or absent, in the table and
+in the catalog alike, and a rerun completes it exactly. Two writers never write at once: the second
+waits for the first (saying so) or gives up with "index busy"; readers are never held up; a killed
+writer holds nothing up. A process that read or wrote the store before another process wrote to it
+reads and writes what that process wrote.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import ExitStack, closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, kill, run_cli, start_cli, variant_corpus, writer_holding
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from rag.chunking import chunk_paper
+from rag.errors import IndexBusyError
+from rag.locking import WriteLock
+from rag.records import Paper
+from rag.settings import Settings
+from rag.store import Index
+from rag.textvectors import TextVectors
+
+pytestmark = pytest.mark.slow
+
+
+def _lock(data_dir: Path) -> WriteLock:
+    """The write lock of the default collection in `data_dir`, as an Index there takes it."""
+    return WriteLock(data_dir / "locks" / "papers.lock", str(data_dir / "chroma"), timeout=0)
+
+
+def _held_by(data_dir: Path, child: subprocess.Popen) -> None:
+    """Return once `child` holds the write lock."""
+    deadline = time.monotonic() + 120
+    while _lock(data_dir).holder() != child.pid:
+        assert child.poll() is None and time.monotonic() < deadline, "the writer never took the lock"
+        time.sleep(0.05)
+
+
+def _check(index: Index, papers: list[Paper]) -> set[str]:
+    """Every paper the index holds is whole, everywhere a question looks for it; returns their ids.
+
+    Whole: all the chunks `chunk_paper` makes of it and no other, each with its vector; found by
+    BM25 (every variant abstract has the word "variant"), by dense search, in the catalog's facets
+    and counts, with its sentences stored (if ingest stores them). A paper absent from the table
+    is found by none of them."""
+    expected = {p.id: {c.id for c in chunk_paper(p)} for p in papers}
+    got = index._collection.get(include=["metadatas", "embeddings"])
+    chunks: dict[str, set[str]] = {}
+    for chunk_id, meta in zip(got["ids"], got["metadatas"], strict=True):
+        chunks.setdefault(meta["paper_id"], set()).add(chunk_id)
+    table = set(index.papers)
+    assert len(got["ids"]) == len(set(got["ids"])) == len(got["embeddings"]), "a chunk twice, or without its vector"
+    half = {pid for pid in chunks.keys() | table if chunks.get(pid) != expected.get(pid)}
+    assert not half, f"papers not whole: {sorted(half)[:5]}"
+    stats = index.stats()
+    assert (stats.papers, stats.chunks) == (len(table), len(got["ids"]))
+    assert set(index.catalog.facets) == table
+    assert {h.paper_id for h in index.lexical.search("variant", len(papers))} == table
+    dense = index.dense_search(index.embeddings.embed_query("variant"), len(got["ids"]))
+    assert len(dense) == len(got["ids"]) and {h.paper_id for h in dense} == table
+    if index.settings.sentence_vectors:
+        assert set(index.texts.hashes(list(table))) == table, "a paper in the table without its sentences"
+    return table
+
+
+def _kill_after(child: subprocess.Popen, store: Path, writes: int, seconds: float) -> bool:
+    """SIGKILL `child` `seconds` after its `writes`-th commit to the sentence store `store` (0:
+    after it started); False if it finished first. Counted, not timed from the start, as a
+    loaded machine takes many seconds to start an ingest."""
+    seen, since = 0, time.monotonic()
+    with ExitStack() as stack:
+        db = version = None
+        while seen < writes or time.monotonic() - since < seconds:
+            if child.poll() is not None:
+                return False
+            if db is None and writes and store.exists():
+                db = stack.enter_context(closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)))
+            if db is not None and seen < writes:
+                # Changes when another connection commits: this one only reads.
+                now = db.execute("PRAGMA data_version").fetchone()[0]
+                if version is not None and now != version:
+                    seen, since = seen + 1, time.monotonic()
+                version = now
+            time.sleep(0.02)
+    kill(child)
+    return True
+
+
+def test_an_ingest_killed_at_twelve_random_points_leaves_every_paper_whole_or_absent(tmp_path, embeddings):
+    # 300 papers in 15 files: each file is one ingest (a batch, its stamps, a catalog save). A
+    # kill lands a random time after the start (the model loading, the first file's embedding)
+    # or after the sentences of a file are stored (its chunks' embedding and write, the stamps,
+    # the catalog's save, the next file's embedding).
+    files = [tmp_path / f"part{i:02}.jsonl" for i in range(15)]
+    papers = [p for i, path in enumerate(files) for p in variant_corpus(path, [i])]
+    data_dir = tmp_path / "index"
+    settings = Settings(data_dir=data_dir)
+    store = data_dir / "texts" / "papers" / "vectors.sqlite3"
+    # No wait for the lock: a lock a killed run left behind would fail the next run at once.
+    env = {"PAPERCHAT_LOCK_TIMEOUT": "0"}
+    rng = random.Random(11)
+    sizes: list[int] = []  # papers in the index after each kill
+    runs = 0
+    while len(sizes) < 12:
+        runs += 1
+        assert runs <= 40, f"only {len(sizes)} of 40 runs were killed before they finished"
+        child = start_cli(data_dir, "ingest", *map(str, files), env=env)
+        writes = rng.choice([0, 0, 1, 2])
+        if _kill_after(child, store, writes, rng.uniform(0.0, 4.0) if writes else rng.uniform(0.2, 6.0)):
+            sizes.append(len(_check(Index(settings, embeddings), papers)))
+            continue
+        _, err = child.communicate()
+        assert child.returncode == 0, err
+    # The kills found the corpus at different points: none written, part of it, ...
+    assert len(set(sizes)) >= 3 and any(0 < n < len(papers) for n in sizes), sizes
+    done = run_cli(data_dir, "ingest", *map(str, files), env=env)
+    assert "index busy" not in done.stderr
+    assert _check(Index(settings, embeddings), papers) == {p.id for p in papers}
+    assert Index(settings, embeddings).stats().chunks == sum(len(chunk_paper(p)) for p in papers)
+
+
+class _Died(Exception):
+    """The process ended here."""
+
+
+def test_a_writer_that_dies_between_writing_and_stamping_leaves_every_paper_whole_or_absent(settings, monkeypatch):
+    # The kills rarely land in this window of milliseconds: the table has changed, and the
+    # generation is still the one whose catalog, saved by the last write, says otherwise.
+    plain = settings.model_copy(update={"sentence_vectors": False})
+    fake = DeterministicFakeEmbedding(size=16)
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study variant {i}.") for i in range(30)]
+    Index(plain, fake).ingest(papers[:20])
+    write = Index._write
+
+    def dies_after_writing(self, todo, entries):
+        write(self, todo, entries)
+        raise _Died
+
+    monkeypatch.setattr(Index, "_write", dies_after_writing)
+    with pytest.raises(_Died):
+        Index(plain, fake).ingest(papers[20:])
+    monkeypatch.undo()
+    assert _check(Index(plain, fake), papers) == {p.id for p in papers}
+    # The rerun finds them indexed and writes nothing: what it reads must already have them.
+    again = Index(plain, fake)
+    assert again.ingest(papers).unchanged == 30
+    assert _check(again, papers) == {p.id for p in papers}
+
+    def dies(self, paper_ids):
+        raise _Died
+
+    # A removal that dies once the chunks are deleted: the paper is found nowhere.
+    monkeypatch.setattr(TextVectors, "drop", dies)
+    with pytest.raises(_Died):
+        Index(plain, fake).remove(["p3"])
+    monkeypatch.undo()
+    assert _check(Index(plain, fake), papers) == {p.id for p in papers} - {"p3"}
+
+
+def test_two_cli_ingests_at_once_the_second_waits_a_third_is_refused_and_readers_go_on(tmp_path, embeddings):
+    data_dir = tmp_path / "index"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    # Overlapping files: 80 papers are in both.
+    papers = {p.id: p for p in variant_corpus(first, range(0, 12)) + variant_corpus(second, range(8, 16))}
+    a = start_cli(data_dir, "ingest", str(first))
+    _held_by(data_dir, a)
+    b = start_cli(data_dir, "ingest", str(second))
+    busy = run_cli(data_dir, "ingest", str(second), check=False, env={"PAPERCHAT_LOCK_TIMEOUT": "1"})
+    run_cli(data_dir, "stats", "--json")
+    assert a.poll() is None, "the reader waited for the writer to finish"
+    _, a_err = a.communicate()
+    _, b_err = b.communicate()
+    assert (a.returncode, b.returncode) == (0, 0), a_err + b_err
+    where = data_dir / "chroma"
+    assert f"waiting for another ingest to finish: another paperchat process (pid {a.pid}) is writing to {where}" in b_err
+    assert busy.returncode == 1 and "Traceback" not in busy.stderr
+    assert f"index busy: another paperchat process (pid {a.pid}) is writing to {where}" in busy.stderr
+    assert "try again when it finishes" in busy.stderr and "PAPERCHAT_LOCK_TIMEOUT is 1 s" in busy.stderr
+    index = Index(Settings(data_dir=data_dir), embeddings)
+    assert _check(index, list(papers.values())) == set(papers)
+    assert index.stats().chunks == sum(len(chunk_paper(p)) for p in papers.values())
+
+
+def test_an_upload_while_the_cli_ingests_waits_for_it_and_sees_its_papers(tmp_path, embeddings):
+    # The app's upload is Index.ingest on the app's Index, opened (and read) before the CLI wrote.
+    data_dir = tmp_path / "index"
+    app = Index(Settings(data_dir=data_dir), embeddings)
+    cli_papers = variant_corpus(tmp_path / "cli.jsonl", range(0, 8))
+    uploaded = variant_corpus(tmp_path / "upload.jsonl", range(8, 10))
+    app.ingest(uploaded[:1])
+    assert {h.paper_id for h in app.dense_search(embeddings.embed_query("attention"), 5)} == {uploaded[0].id}
+    child = start_cli(data_dir, "ingest", str(tmp_path / "cli.jsonl"))
+    _held_by(data_dir, child)
+    said: list[str] = []
+    report = app.ingest(uploaded, waiting=said.append)
+    _, err = child.communicate()
+    assert child.returncode == 0, err
+    assert said == [f"waiting for another ingest to finish: another paperchat process (pid {child.pid}) is writing to {app.location}…"]
+    assert (report.added, report.unchanged) == (len(uploaded) - 1, 1)
+    everything = cli_papers + uploaded
+    # The app's own index finds the CLI's papers by every path, dense search included.
+    assert _check(app, everything) == {p.id for p in everything}
+    assert _check(Index(Settings(data_dir=data_dir), embeddings), everything) == {p.id for p in everything}
+
+
+_OTHER_PROCESS = """
+import sys
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from rag.records import Paper
+from rag.settings import Settings
+from rag.store import Index
+index = Index(Settings(data_dir=sys.argv[1], sentence_vectors=False), DeterministicFakeEmbedding(size=384))
+index.ingest([Paper(id=f"b{i}", title=f"Paper b{i}", abstract=f"We study variant b{i}.") for i in range(600)])
+"""
+
+
+def test_a_process_that_read_before_another_wrote_reads_and_writes_what_that_one_wrote(tmp_path):
+    # chromadb keeps a collection's vector index in memory per process as it first read it: a
+    # client made before another process wrote 600 papers must not search without them, nor write
+    # its old index back over them. Fake vectors: only the store is under test.
+    settings = Settings(data_dir=tmp_path / "index", sentence_vectors=False)
+    fake = DeterministicFakeEmbedding(size=384)
+
+    def batch(tag: str) -> list[Paper]:
+        return [Paper(id=f"{tag}{i}", title=f"Paper {tag}{i}", abstract=f"We study variant {tag}{i}.") for i in range(600)]
+
+    mine = Index(settings, fake)
+    mine.ingest(batch("a"))
+    assert len(mine.dense_search(np.ones(384).tolist(), 10)) == 10
+    subprocess.run([sys.executable, "-c", _OTHER_PROCESS, str(settings.data_dir)], cwd=ROOT, check=True, timeout=300)
+    assert mine.refresh()
+    assert {h.paper_id[0] for h in mine.dense_search(np.ones(384).tolist(), 1200)} == {"a", "b"}
+    mine.ingest(batch("c"))
+    everything = batch("a") + batch("b") + batch("c")  # b: as the other process made them
+    assert _check(Index(settings, fake), everything) == {p.id for p in everything}
+
+
+def test_a_killed_writer_holds_nothing_up_and_readers_never_wait(settings):
+    plain = settings.model_copy(update={"sentence_vectors": False, "lock_timeout": 0.5})
+    fake = DeterministicFakeEmbedding(size=16)
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study variant {i}.") for i in range(40)]
+    index = Index(plain, fake)
+    index.ingest(papers[:20])
+    said: list[str] = []
+    with writer_holding(plain.data_dir) as pid:
+        with pytest.raises(IndexBusyError, match=rf"another paperchat process \(pid {pid}\) is writing to"):
+            index.ingest(papers[20:], waiting=said.append)
+        assert len(said) == 1
+        # Readers take no lock: a new one opens and searches while the writer holds it.
+        reader = Index(plain, fake)
+        assert len(reader) == 20 and reader.lexical.search("variant", 5)
+    said.clear()
+    index.ingest(papers[20:], waiting=said.append)
+    assert not said and len(index) == 40
+
+
+def test_a_write_in_another_session_of_the_process_is_refused_while_one_is_under_way(settings):
+    # The app's sessions share its Index, in threads of one process; the lock holds them apart too.
+    plain = settings.model_copy(update={"sentence_vectors": False, "lock_timeout": 0})
+    fake = DeterministicFakeEmbedding(size=16)
+    mine, other = Index(plain, fake), Index(plain, fake)
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(300)]
+    intruder = Paper(id="other", title="Written meanwhile", abstract="Another session writes about zebras.")
+    refused: list[IndexBusyError] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 256:  # between this ingest's first and second batch
+            with pytest.raises(IndexBusyError) as busy:
+                other.ingest([intruder])
+            refused.append(busy.value)
+
+    mine.ingest(papers, progress=progress)
+    assert len(refused) == 1 and "another session of this process" in refused[0].message
+    assert len(Index(plain, fake)) == 300
+    other.ingest([intruder])
+    assert mine.refresh() and mine.lexical.search("zebras", 1)[0].paper_id == "other"
