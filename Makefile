@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -37,8 +37,14 @@ run: ingest
 run-cli: ingest
 	$(BIN)/paperchat chat
 
-# Everything, for real; then the reliability table (bench/reliability.py) from the same run.
-test: install
+# The library's lint, format and types (configured in pyproject.toml).
+lint: install
+	$(BIN)/ruff check rag
+	$(BIN)/ruff format --check rag
+	$(BIN)/mypy
+
+# Lint, then everything, for real; then the reliability table (bench/reliability.py) from the same run.
+test: lint
 	$(BIN)/python -m pytest -q --junitxml=tests/artifacts/junit.xml
 	$(BIN)/python bench/reliability.py --junit tests/artifacts/junit.xml
 

@@ -81,8 +81,13 @@ class _Rate(ProgressColumn):
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(), TimeRemainingColumn(),
-        console=err, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
     )
 
 
@@ -104,12 +109,19 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
         with _progress() as bar:
             task = bar.add_task(f"indexing {path.name}", total=size)
             report = index.ingest(
-                read_corpus(path, skip_invalid=skip_invalid, limits=limits), total=size,
-                progress=lambda done, total: bar.update(task, completed=done, total=total), waiting=_busy,
+                read_corpus(path, skip_invalid=skip_invalid, limits=limits),
+                total=size,
+                progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
+                waiting=_busy,
             )
         table.add_row(
-            str(path), str(report.added), str(report.updated), str(report.unchanged),
-            str(len(report.skipped)), str(report.chunks_written), f"{report.seconds:.1f}",
+            str(path),
+            str(report.added),
+            str(report.updated),
+            str(report.unchanged),
+            str(len(report.skipped)),
+            str(report.chunks_written),
+            f"{report.seconds:.1f}",
         )
         for skipped in report.skipped:
             err.print(f"[yellow]skipped[/] {escape(str(skipped))}")
@@ -128,7 +140,7 @@ def _filter_options(f):
         [
             click.option("--category", help="Only papers whose category contains this."),
             click.option("--venue", help="Only papers whose venue contains this."),
-            click.option("--author", help="Only papers with an author whose name has these words (\"Chen\", \"Li Yuan\")."),
+            click.option("--author", help='Only papers with an author whose name has these words ("Chen", "Li Yuan").'),
             click.option("--year-from", type=int, help="Only papers from this year on."),
             click.option("--year-to", type=int, help="Only papers up to this year."),
         ]
@@ -193,7 +205,9 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
         for event in events:
             if isinstance(event, SourcesEvent):
                 if not as_json and event.analysis is not None:
-                    err.print(f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]")
+                    err.print(
+                        f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]"
+                    )
                 if event.sources:
                     waiting.enter_context(_waiting(model))
             elif isinstance(event, StatusEvent):
@@ -242,8 +256,11 @@ def _print_references(answer, *, show_all: bool = False) -> None:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
         err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
     for citation in answer.unsupported:
-        why = (f"its abstract does not give {', '.join(citation.unsupported_numbers)}" if citation.unsupported_numbers
-               else "its closest sentence does not say it")
+        why = (
+            f"its abstract does not give {', '.join(citation.unsupported_numbers)}"
+            if citation.unsupported_numbers
+            else "its closest sentence does not say it"
+        )
         err.print(f"[yellow]not supported: [{citation.number}] for “{escape(citation.citing_sentence)}”: {escape(why)}[/]")
     if answer.covered and answer.uncited:
         err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
@@ -255,7 +272,10 @@ def _print_references(answer, *, show_all: bool = False) -> None:
     matched = {m.number for m in answer.matches}
     more = [s for s in answer.sources if s.number in matched and s not in cited]
     if more:
-        out.print(f"\n[bold]More papers that match ({len(more)})[/]" + ("" if show_all else " [dim](--all lists them with their key sentence)[/]"))
+        out.print(
+            f"\n[bold]More papers that match ({len(more)})[/]"
+            + ("" if show_all else " [dim](--all lists them with their key sentence)[/]")
+        )
         sentences = {m.number: m.sentence for m in answer.matches}
         for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
             _print_paper(s)
@@ -302,15 +322,20 @@ def _export(answer, path: Path) -> None:
 @_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="List every paper a collection answer matches, with its key sentence.")
-@click.option("--export", "export_path", type=click.Path(path_type=Path),
-              help="Also write the answer: .md (with references), .bib (cited papers), .csv or .table.md (a comparison's table).")
+@click.option(
+    "--export",
+    "export_path",
+    type=click.Path(path_type=Path),
+    help="Also write the answer: .md (with references), .bib (cited papers), .csv or .table.md (a comparison's table).",
+)
 @click.pass_context
 def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, show_all, export_path) -> None:
     """Answer a question from the indexed abstracts, with citations."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
-    answer = _print_stream(assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all,
-                           model=_model(assistant))
+    answer = _print_stream(
+        assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all, model=_model(assistant)
+    )
     if export_path is not None:
         _export(answer, export_path)
     if answer.cut_off:
@@ -346,8 +371,9 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
         if question in ("", "/quit", "/exit"):
             break
         try:
-            answer = _print_stream(assistant.stream(question, history=history, k=k, filters=filters), as_json=False,
-                                   model=_model(assistant))
+            answer = _print_stream(
+                assistant.stream(question, history=history, k=k, filters=filters), as_json=False, model=_model(assistant)
+            )
         except PaperChatError as exc:
             err.print(f"[bold red]error:[/] {escape(str(exc))}")
             continue
@@ -392,24 +418,51 @@ def reset(ctx) -> None:
 @click.option("--compare", nargs=2, type=click.Path(path_type=Path), help="Print the metric deltas of two reports: A B.")
 @click.option("--backend", type=click.Choice(["auto", "extractive", "openai", "local"]), help="Who writes the answers.")
 @click.option("--k", type=click.IntRange(1, 50), help="How many papers each answer sees.")
-@click.option("--judge", type=click.Choice(["auto", "similarity", "llm"]), default="auto", show_default=True,
-              help="Who decides support; auto: the LLM judge (checked against similarity) with a model, else similarity.")
-@click.option("--retriever", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True,
-              help="Rank by the fusion, or by one signal alone.")
+@click.option(
+    "--judge",
+    type=click.Choice(["auto", "similarity", "llm"]),
+    default="auto",
+    show_default=True,
+    help="Who decides support; auto: the LLM judge (checked against similarity) with a model, else similarity.",
+)
+@click.option(
+    "--retriever",
+    type=click.Choice(["hybrid", "dense", "bm25"]),
+    default="hybrid",
+    show_default=True,
+    help="Rank by the fusion, or by one signal alone.",
+)
 @click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
 @click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
-@click.option("--skip", type=click.IntRange(0), default=0,
-              help="Leave out the first N questions (with --limit, a slice: questions not looked at while building).")
+@click.option(
+    "--skip",
+    type=click.IntRange(0),
+    default=0,
+    help="Leave out the first N questions (with --limit, a slice: questions not looked at while building).",
+)
 @click.option("--split", help="A BEIR qrels split [test, or the only one], or a question set's half (calibration, report).")
-@click.option("--corpus", type=click.Path(path_type=Path), help="Judge the set over this corpus file (indexed once) instead of the configured index.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path),
-              help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].")
-@click.option("--resume", type=click.Path(path_type=Path),
-              help="A stopped or partial run's report folder: ask its failed and unasked questions with the run's own "
-                   "set and options (so with no other option), keep its scored ones, and complete its report in place.")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    help="Judge the set over this corpus file (indexed once) instead of the configured index.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].",
+)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path),
+    help="A stopped or partial run's report folder: ask its failed and unasked questions with the run's own "
+    "set and options (so with no other option), keep its scored ones, and complete its report in place.",
+)
 @click.pass_context
-def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, skip, split, corpus, out_dir, resume) -> None:
+def eval_(
+    ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, depth, limit, skip, split, corpus, out_dir, resume
+) -> None:
     """Measure retrieval, citations, faithfulness and refusals on a question set; write a report.
 
     A question the backend fails is recorded as failed and the run goes on; after
@@ -423,7 +476,11 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
         _print_comparison(read_report(compare[0]), read_report(compare[1]))
         return
     if resume is not None:
-        given = [p.opts[0] for p in ctx.command.params if p.name != "resume" and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT]
+        given = [
+            p.opts[0]
+            for p in ctx.command.params
+            if p.name != "resume" and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT
+        ]
         if given:
             raise click.UsageError(f"--resume runs with the options of the run it resumes: leave out {', '.join(given)}")
     elif set_path is None:
@@ -452,17 +509,33 @@ def eval_(ctx, set_path, compare, backend, k, judge, retriever, retrieval_only, 
             "asking": ask_progress,
             "describe": lambda text: err.print(f"[dim]{escape(text)}[/]"),
         }
-        run = resume_run(resume, settings, **hooks) if resume else evaluate(
-            eval_set, settings, judge=judge, retriever=retriever, answers=not retrieval_only, k=k, depth=depth,
-            limit=limit, out=out_dir, **hooks,
+        run = (
+            resume_run(resume, settings, **hooks)
+            if resume
+            else evaluate(
+                eval_set,
+                settings,
+                judge=judge,
+                retriever=retriever,
+                answers=not retrieval_only,
+                k=k,
+                depth=depth,
+                limit=limit,
+                out=out_dir,
+                **hooks,
+            )
         )
     if run.missing_gold:
-        err.print(f"[yellow]warning: {len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}[/]")
+        err.print(
+            f"[yellow]warning: {len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}[/]"
+        )
     _print_report(run.report)
     out.print(f"report: {run.folder / 'report.md'}")
     shortfall = incomplete(run.report)
     if shortfall:
-        raise EvalIncompleteError(f"evaluation incomplete: {shortfall}; partial report: {run.folder / 'report.md'}", folder=run.folder)
+        raise EvalIncompleteError(
+            f"evaluation incomplete: {shortfall}; partial report: {run.folder / 'report.md'}", folder=run.folder
+        )
 
 
 def _print_report(report) -> None:
@@ -484,12 +557,17 @@ def _print_report(report) -> None:
 def _print_comparison(before, after) -> None:
     from rag.evaluate import compare
 
-    table = Table("metric", "A", "B", "B - A", title=f"A: {before.set_name} {before.backend} {before.created}\n"
-                  f"B: {after.set_name} {after.backend} {after.created}")
+    table = Table(
+        "metric",
+        "A",
+        "B",
+        "B - A",
+        title=f"A: {before.set_name} {before.backend} {before.created}\nB: {after.set_name} {after.backend} {after.created}",
+    )
     for delta in compare(before, after):
         digits = 1 if delta.metric.endswith("(ms)") else 3
 
-        def cell(value, sign=""):
+        def cell(value, sign="", digits=digits):
             return "" if value is None else f"{value:{sign}.{digits}f}"
 
         colour = "" if delta.better is None else "green" if delta.better else "red"
@@ -509,9 +587,21 @@ def ui(ctx, port: int) -> None:
     env = {**os.environ, "PAPERCHAT_DATA_DIR": str(ctx.obj.data_dir), "PAPERCHAT_BACKEND": ctx.obj.backend}
     out.print(f"PaperChat: open http://127.0.0.1:{port} in your browser (Ctrl+C stops it)")
     command = [
-        sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-        "--server.headless", "true", "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
     ]
     # Become the server, so Ctrl+C and a terminate reach it directly.
     sys.stdout.flush()

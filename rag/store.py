@@ -38,6 +38,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import count, islice
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -140,7 +141,8 @@ def _client(settings: Settings, path: Path | None):
     try:
         if path is None:
             return chromadb.HttpClient(
-                host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
+                host=str(url.hostname),
+                port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
             )
         from chromadb.api.shared_system_client import SharedSystemClient
@@ -168,15 +170,15 @@ class Index:
         self.model_id = model_id or embedding_model_id(settings)
         # The embedded store's folder; None on a server.
         self.path: Path | None = None if settings.chroma_url else Path(settings.data_dir) / "chroma"
-        self.location = (
-            f"{settings.chroma_url} (collection '{settings.collection}')" if settings.chroma_url else str(self.path)
-        )
+        self.location = f"{settings.chroma_url} (collection '{settings.collection}')" if settings.chroma_url else str(self.path)
         self._client = _client(settings, self.path)
         self._connect()
         self.texts = TextVectors(self._local_folder("texts") / "vectors.sqlite3", self.model_id)
         # A server orders its clients' writes itself.
-        self._lock = None if self.path is None else WriteLock(
-            self.path.parent / "locks" / f"{settings.collection}.lock", self.location, settings.lock_timeout
+        self._lock = (
+            None
+            if self.path is None
+            else WriteLock(self.path.parent / "locks" / f"{settings.collection}.lock", self.location, settings.lock_timeout)
         )
         self._papers: dict[str, Paper] | None = None
         self._table_first_chunks: dict[str, str] = {}
@@ -195,10 +197,10 @@ class Index:
                 collection_configuration={"hnsw": {"space": "cosine"}},
             )
         except Exception as exc:  # chromadb raises its own, httpx's and ValueError alike
-            raise StoreError(
-                f"cannot open the index at {self.location}: {exc}", hint=_hint(self.settings)
-            ) from exc
-        self._collection = self.vectorstore._collection
+            raise StoreError(f"cannot open the index at {self.location}: {exc}", hint=_hint(self.settings)) from exc
+        # Chroma's own client gives the collection (count, metadata, get and delete by filter),
+        # rather than the LangChain store's private handle on it.
+        self._collection = self._stored()
         built_with = (self._collection.metadata or {}).get("embedding_model")
         if built_with != self.model_id:
             raise EmbeddingMismatchError(
@@ -350,7 +352,8 @@ class Index:
         """Nearest chunks by cosine similarity, optionally only among some papers."""
         if paper_ids is not None and not paper_ids:
             return []
-        where = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
+        # LangChain types the filter as flat str pairs; Chroma takes its operators.
+        where: dict[str, Any] | None = {"paper_id": {"$in": list(paper_ids)}} if paper_ids is not None else None
         n = min(n, self._chunk_count())
         if n == 0:
             return []
@@ -445,7 +448,8 @@ class Index:
                 progress(done, max(total or 0, done))
         self._drop_old_layout()
         if added or updated:
-            self._next_catalog(base.updated((), list(entries.values())) if alone else None)
+            # `base` is set: something was written.
+            self._next_catalog(base.updated((), list(entries.values())) if alone and base is not None else None)
         return IngestReport(
             added=added,
             updated=updated,
@@ -460,10 +464,11 @@ class Index:
         one, or (None) made from the paper table; saved either way, so the next process opens
         by reading it."""
         self._invalidate()
-        if catalog is None:
+        folder = self._catalog_folder()
+        if catalog is None or folder is None:
             self.catalog.complete()
         else:
-            catalog.save(self._catalog_folder())
+            catalog.save(folder)
             self._catalog = catalog
 
     def _write(self, papers: list[Paper], entries: dict[str, Entry]) -> int:
@@ -513,7 +518,7 @@ class Index:
         for name in (f"{self.settings.collection}-sentences", f"{self.settings.collection}-words"):
             try:
                 self._client.delete_collection(name)
-            except Exception:  # not there: chromadb raises NotFoundError or ValueError by version
+            except Exception:  # noqa: BLE001  (not there: chromadb raises NotFoundError or ValueError by version)
                 continue
         # The BM25 index alone, saved per generation before the catalog held it.
         shutil.rmtree(self._local_folder("lexical"), ignore_errors=True)
@@ -544,9 +549,7 @@ class Index:
         try:
             return self._client.get_collection(self.settings.collection)
         except Exception as exc:  # deleted by another client's reset, or the server is gone
-            raise StoreError(
-                f"cannot read the index at {self.location}: {exc}", hint=_hint(self.settings)
-            ) from exc
+            raise StoreError(f"cannot read the index at {self.location}: {exc}", hint=_hint(self.settings)) from exc
 
     def refresh(self) -> bool:
         """Forget what was read of the store if anyone (another process, another client of the
@@ -587,6 +590,6 @@ class Index:
         with self._writing(waiting):
             self.vectorstore.reset_collection()
             self.texts.clear()
-            self._collection = self.vectorstore._collection
+            self._collection = self._stored()
             self._stamp()
             self._invalidate()
