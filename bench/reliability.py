@@ -31,9 +31,10 @@ class FailureClass:
 
 CLASSES = (
     FailureClass("bad input files", "file:line error, index unchanged, no traceback",
-                 ("tests/test_corpus.py", "tests/test_cli.py::bad", "tests/test_cli.py::oversized", "tests/test_ui.py::upload")),
+                 ("tests/test_corpus.py", "tests/test_cli.py::bad", "tests/test_cli.py::oversized",
+                  "tests/test_ui.py::upload_of", "tests/test_ui.py::upload_over")),
     FailureClass("settings and config", "ConfigError naming the variable or file:line, in every command and the app",
-                 ("tests/test_settings.py", "tests/test_cli.py::setting", "tests/test_ui.py::setting")),
+                 ("tests/test_settings.py", "tests/test_cli.py::a_bad_setting", "tests/test_ui.py::a_bad_setting")),
     FailureClass("arbitrary bytes and text", "loaders and citation parser raise only our errors (hypothesis)",
                  ("tests/test_corpus_properties.py", "tests/test_citation_properties.py")),
     FailureClass("model faults", "refused, 500, 429 Retry-After, stall, drop, not JSON, bad key: within the bound",
@@ -48,7 +49,8 @@ CLASSES = (
                  ("tests/test_eval_failures.py",)),
     FailureClass("kills and concurrent writers", "SIGKILL at random points: papers whole or absent, no duplicate; "
                  "two writers: both succeed or 'index busy'",
-                 ("tests/test_crash_concurrency.py", "tests/test_store.py::killed", "tests/test_server.py::killed")),
+                 ("tests/test_crash_concurrency.py", "tests/test_store.py::killed", "tests/test_server.py::killed",
+                  "tests/test_ui.py::busy")),
     FailureClass("load", "8 browser sessions x 5 questions against one `paperchat ui`: 0 errors",
                  ("tests/test_load.py",)),
 )
