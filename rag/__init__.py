@@ -33,7 +33,7 @@ from rag.errors import (
     ServerError,
     StoreError,
 )
-from rag.records import Answer, Citation, Filters, IngestReport, LoadResult, Paper, Source
+from rag.records import Answer, Citation, Filters, IngestReport, LoadResult, Paper, PaperMatch, Source
 from rag.retrieval import PaperRetriever
 from rag.settings import Settings
 from rag.store import Index, IndexStats
@@ -62,6 +62,7 @@ __all__ = [
     "ModelNotFoundError",
     "Paper",
     "PaperChatError",
+    "PaperMatch",
     "PaperNotFoundError",
     "PaperRetriever",
     "RateLimitError",

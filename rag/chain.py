@@ -35,8 +35,19 @@ from rag.extractive import ExtractiveBackend
 from rag.llm import ModelBackend, choose_backend, translate_error
 from rag.markup import defuse_markdown
 from rag.modelcall import Retrying
+from rag.papersearch import paper_matches
 from rag.prompts import load_prompt
-from rag.records import Answer, Answerability, Coverage, Filters, Paper, QuestionAnalysis, QuestionType, Source
+from rag.records import (
+    Answer,
+    Answerability,
+    Coverage,
+    Filters,
+    Paper,
+    PaperMatch,
+    QuestionAnalysis,
+    QuestionType,
+    Source,
+)
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
@@ -135,21 +146,28 @@ class Assistant:
         return rewritten if acceptable_rewrite(rewritten, question, history) else resolve_by_rule(question, history)
 
     def prepare(
-        self, standalone: str, *, filters: Filters | None = None, k: int | None = None
+        self, standalone: str, *, filters: Filters | None = None, k: int | None = None, widen: bool = True
     ) -> tuple[QuestionAnalysis, Filters, Evidence, Answerability]:
-        """Analyze, retrieve, gather evidence and assess answerability: everything before writing."""
+        """Analyze, retrieve, gather evidence and assess answerability: everything before writing.
+        A collection or comparison retrieves `collection_depth` papers unless `widen` is off."""
         # Another client of a shared server may have ingested since the last question.
         self.index.refresh()
         analysis = analyze(standalone, self.index.profile())
         scope = merge_filters(filters, analysis.filters)
         k = k or self.settings.k
         selection = about_selection(analysis, scope)
-        if selection or analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON):
+        if widen and (selection or analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)):
             k = max(k, self.settings.collection_depth)
         sources = search(self.index, analysis.search_text, self.settings, k=k, filters=scope, focus=analysis.focus)
         evidence = gather(analysis, sources, self.vectors)
         answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
         return analysis, scope, evidence, answerability
+
+    def search_papers(self, query: str, *, filters: Filters | None = None, k: int | None = None) -> list[PaperMatch]:
+        """The papers the hybrid ranking finds for `query`, under the filters (and any the query
+        states), each with its best matching sentence."""
+        _, _, evidence, _ = self.prepare(query, filters=filters, k=k, widen=False)
+        return paper_matches(evidence)
 
     def stream(
         self,

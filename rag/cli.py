@@ -343,6 +343,32 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
 
 
 @cli.command()
+@click.argument("query")
+@click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="How many papers to list.")
+@_filter_options
+@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+@click.pass_context
+def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) -> None:
+    """List the papers the hybrid ranking finds, each with its best matching sentence."""
+    from rag.chain import Assistant
+
+    filters = _filters(category, venue, author, year_from, year_to)
+    matches = Assistant(_index(ctx), ctx.obj).search_papers(query, filters=filters, k=k)
+    if as_json:
+        out.print_json(json.dumps([m.model_dump(mode="json") for m in matches]))
+        return
+    if not matches:
+        err.print("[yellow]no paper matches (check the filters)[/]")
+    for match in matches:
+        _print_paper(match.source)
+        why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
+        out.print(f"    [dim]{escape(why)}[/]")
+        sentence = Text("    “" + to_plain(match.sentence) + "”")
+        sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)
+        out.print(sentence)
+
+
+@cli.command()
 @click.argument("paper")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
 @click.pass_context

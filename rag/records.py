@@ -261,6 +261,17 @@ class Source(Record):
     bm25_rank: int | None = None
 
 
+class PaperMatch(Record):
+    """One paper a search found: its source (rank and scores), the abstract sentence that
+    matches the query best, that sentence's similarity to the query, and the paper's words that
+    meet the query's key terms."""
+
+    source: Source
+    sentence: str
+    similarity: float
+    matched: tuple[str, ...] = ()
+
+
 class Citation(Record):
     """One [n] in an answer, resolved to its paper and the abstract sentence that supports it.
 
