@@ -30,9 +30,9 @@ from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
-from rag.errors import AnswerCutOff, PaperChatError, PaperNotFoundError
+from rag.errors import AnswerCutOff, PaperNotFoundError
 from rag.extractive import ExtractiveBackend
-from rag.llm import ModelBackend, choose_backend, translate_error
+from rag.llm import ModelBackend, choose_backend
 from rag.markup import defuse_markdown
 from rag.modelcall import Retrying
 from rag.papersearch import paper_matches
@@ -141,8 +141,7 @@ class Assistant:
             return resolve_by_rule(question, history)
         transcript = "\n".join(f"User: {t.question}\nAssistant: {t.text}" for t in history[-3:])
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
-        pieces = self.backend.call(chain, {"history": transcript, "question": question})
-        rewritten = "".join(p for p in pieces if isinstance(p, str)).strip()
+        rewritten = self.backend.text(chain, {"history": transcript, "question": question}).strip()
         return rewritten if acceptable_rewrite(rewritten, question, history) else resolve_by_rule(question, history)
 
     def prepare(
@@ -238,10 +237,6 @@ class Assistant:
                 if not pieces:
                     raise
                 cut_off = exc.message
-            except PaperChatError:
-                raise
-            except Exception as exc:
-                raise translate_error(exc, self.settings) from exc
         timings["generate"] = time.perf_counter() - clock
 
         clock = time.perf_counter()

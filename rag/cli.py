@@ -183,14 +183,13 @@ class _Waiting:
 @contextmanager
 def _waiting(who: str | None):
     """While a model has not answered: a live count on a terminal, one line elsewhere."""
-    if who is None:
-        yield None
-    elif err.is_terminal:
-        with err.status(_Waiting(who)) as status:
-            yield status
-    else:
+    if who is not None and err.is_terminal:
+        with err.status(_Waiting(who)):
+            yield
+        return
+    if who is not None:
         err.print(f"[dim]waiting for {escape(who)}…[/]")
-        yield None
+    yield
 
 
 def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, model: str | None = None):

@@ -86,14 +86,11 @@ class LLMJudge:
         # ALCE's precision test asks about the same claim and passages more than once.
         self._verdicts: dict[tuple[str, tuple[str, ...]], bool] = {}
 
-    def _invoke(self, chain, inputs: dict) -> str:
-        return self.model.text(chain, inputs)
-
     def supports(self, claim: str, evidence: Sequence[str]) -> bool:
         key = (claim, tuple(evidence))
         if key not in self._verdicts:
             text = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(evidence, 1))
-            reply = self._invoke(self._support, {"claim": claim, "evidence": text})
+            reply = self.model.text(self._support, {"claim": claim, "evidence": text})
             verdict = _VERDICT.search(reply)
             self._verdicts[key] = verdict is not None and verdict.group(1).lower() == "yes"
         return self._verdicts[key]
@@ -101,7 +98,7 @@ class LLMJudge:
     def relevance(self, question: str, answer: str) -> float:
         if not answer.strip():
             return 0.0
-        generated = self._invoke(self._question, {"answer": answer}).strip()
+        generated = self.model.text(self._question, {"answer": answer}).strip()
         return max(0.0, self.vectors.similarities(question, [generated])[0]) if generated else 0.0
 
 

@@ -315,12 +315,10 @@ def answer_live(
                 waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
             stream = AnswerStream(events, waiting)
             show_stream(stream, defuse=assistant.backend.chat_model is not None)
-        except BackendError as error:
-            show_error(error)
-            offer_offline(Request(request.text, request.summary_of, offline=True), key="offline-failed")
-            return None
         except PaperChatError as error:
             show_error(error)
+            if isinstance(error, BackendError):  # the model failed: the abstracts can still answer
+                offer_offline(Request(request.text, request.summary_of, offline=True), key="offline-failed")
             return None
     return stream.answer
 
