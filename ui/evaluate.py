@@ -155,7 +155,7 @@ def render_report(folder: Path, *, key: str) -> None:
         hide_index=True, width="content",
     )
     plots = [p for p in PLOTS if (folder / p).is_file()]
-    for tab, plot in zip(st.tabs([p.removesuffix(".png").replace("_", " ") for p in plots]), plots):
+    for tab, plot in zip(st.tabs([p.removesuffix(".png").replace("_", " ") for p in plots]), plots, strict=True):
         tab.image(str(folder / plot))
     json_col, md_col, _ = st.columns([1, 1, 3])
     json_col.download_button(
