@@ -19,10 +19,7 @@ from rag.errors import BackendError
 from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text, venue_year
 from rag.markup import defuse_markdown, escape_markdown, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis
-from ui.common import Request, ask_next, load_assistant, show_error
-
-ALL = "All"
-MAX_K = 20
+from ui.common import Request, ask_next, choose_filters, load_assistant, show_error
 
 
 class AnswerStream:
@@ -67,30 +64,10 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         st.markdown(escape_markdown(assistant.backend.label))
         st.caption(escape_markdown(assistant.backend.reason))
 
-        st.subheader("Filters")
-        category = st.selectbox(
-            "Category",
-            [ALL, *stats.categories],
-            format_func=lambda c: c if c == ALL else f"{c} ({stats.categories[c]})",
-        )
-        venue = st.selectbox("Venue", [ALL, *stats.venues]) if stats.venues else ALL
-        first, last = min(stats.years, default=None), max(stats.years, default=None)
-        # A slider needs two distinct ends; with one year there is nothing to filter by.
-        low, high = st.slider("Years", first, last, (first, last)) if first != last else (first, last)
-        author = st.text_input("Author", placeholder="a name, or a word of one")
-        k = st.slider("Papers to retrieve", 1, MAX_K, min(assistant.settings.k, MAX_K))
-
+        filters, k = choose_filters(stats, assistant.settings.k)
         upload(assistant.index)
         if history:
             export(history)
-    filters = Filters(
-        category=None if category == ALL else category,
-        venue=None if venue == ALL else venue,
-        author=author.strip() or None,
-        # The slider's full range means "any year", which includes papers with no year.
-        year_min=low if low != first else None,
-        year_max=high if high != last else None,
-    )
     return filters, k
 
 

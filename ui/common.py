@@ -7,8 +7,15 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rag import Assistant, Index, PaperChatError, Settings
+from rag import Assistant, Filters, Index, PaperChatError, Settings
 from rag.markup import escape_markdown
+from rag.store import IndexStats
+
+ALL = "All"
+MAX_K = 20
+# The filter widgets' keys: the chat and the library draw the same filters, and a choice made
+# on one page holds on the other.
+_FILTER_KEYS = ("filter-category", "filter-venue", "filter-years", "filter-author", "filter-k")
 
 
 @st.cache_resource(show_spinner="Loading the index and the embedding model…")
@@ -44,3 +51,35 @@ def ask_in_chat(request: Request) -> None:
     """From another page: go to the chat, which answers `request` first thing."""
     ask_next(request)
     st.switch_page("chat.py")
+
+
+def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
+    """The filter widgets (drawn where the caller is, the sidebar on the chat and the library);
+    returns the filters and how many papers to retrieve."""
+    for key in _FILTER_KEYS:
+        # Streamlit forgets a widget's value on a page that does not draw it; set again, it is
+        # kept as the user's, so the filters survive a visit to another page.
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    st.subheader("Filters")
+    category = st.selectbox(
+        "Category",
+        [ALL, *stats.categories],
+        format_func=lambda c: c if c == ALL else f"{c} ({stats.categories[c]})",
+        key="filter-category",
+    )
+    venue = st.selectbox("Venue", [ALL, *stats.venues], key="filter-venue") if stats.venues else ALL
+    first, last = min(stats.years, default=None), max(stats.years, default=None)
+    # A slider needs two distinct ends; with one year there is nothing to filter by.
+    low, high = st.slider("Years", first, last, (first, last), key="filter-years") if first != last else (first, last)
+    author = st.text_input("Author", placeholder="a name, or a word of one", key="filter-author")
+    k = st.slider("Papers to retrieve", 1, MAX_K, min(default_k, MAX_K), key="filter-k")
+    filters = Filters(
+        category=None if category == ALL else category,
+        venue=None if venue == ALL else venue,
+        author=author.strip() or None,
+        # The slider's full range means "any year", which includes papers with no year.
+        year_min=low if low != first else None,
+        year_max=high if high != last else None,
+    )
+    return filters, k
