@@ -35,7 +35,7 @@ from rag.extractive import ExtractiveBackend
 from rag.llm import ModelBackend, choose_backend
 from rag.markup import defuse_markdown
 from rag.modelcall import Retrying
-from rag.papersearch import paper_matches
+from rag.papersearch import paper_matches, relevance
 from rag.prompts import load_prompt
 from rag.records import (
     Answer,
@@ -166,7 +166,7 @@ class Assistant:
         """The papers the hybrid ranking finds for `query`, under the filters (and any the query
         states), each with its best matching sentence."""
         _, _, evidence, _ = self.prepare(query, filters=filters, k=k, widen=False)
-        return paper_matches(evidence)
+        return paper_matches(evidence, min_similarity=self.settings.min_relevance)
 
     def stream(
         self,
@@ -267,6 +267,8 @@ class Assistant:
                 matches=tuple(request.matches),
                 table=request.table,
                 filters=scope,
+                corpus=self.index.stats().summary,
+                relevance=tuple(relevance(request.evidence, min_similarity=self.settings.min_relevance)),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
                 timings=timings,
             )

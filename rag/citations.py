@@ -29,13 +29,13 @@ best supports that sentence.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import pairwise
 
 from rag.markup import to_plain
-from rag.records import Citation, CitationReport, Source, normalize_space
+from rag.records import Answer, Citation, CitationReport, Source, normalize_space
 from rag.text import lexical_similarity, sentence_spans, split_sentences
 
 __all__ = [
@@ -43,11 +43,13 @@ __all__ = [
     "CitedSentence",
     "SentenceScorer",
     "check_citations",
+    "citation_tips",
     "cited_numbers",
     "cited_sentences",
     "drop_invalid",
     "find_citation_markers",
     "find_support",
+    "link_citations",
     "marker_owners",
     "settled",
     "settled_head",
@@ -127,6 +129,42 @@ def find_citation_markers(text: str) -> list[CitationMarker]:
         if numbers:
             markers.append(CitationMarker(match.start(), match.end(), numbers))
     return markers
+
+
+def link_citations(text: str, links: Mapping[int, tuple[str, str]]) -> str:
+    """`text` with each cited number that has a link, `links[n] = (href, tip)`, made a Markdown
+    link: "[1]" -> `[[1]](href "tip")`, whose tip a browser shows on hover. "[1, 2]" becomes
+    two links side by side; a number without a link stays as written."""
+    pieces, last = [], 0
+    for marker in find_citation_markers(text):
+        if not any(n in links for n in marker.numbers):
+            continue
+        pieces.append(text[last : marker.start])
+        pieces.append("".join(_link(n, *links[n]) if n in links else f"[{n}]" for n in marker.numbers))
+        last = marker.end
+    return "".join(pieces) + text[last:]
+
+
+def citation_tips(answer: Answer) -> dict[int, str]:
+    """Per cited number, what hovering over it shows: the paper's title and the sentence of its
+    abstract that supports the claim (its first, when it supports several), as plain text."""
+    supports: dict[int, str] = {}
+    for citation in answer.citations:
+        if citation.supported and citation.support:
+            supports.setdefault(citation.number, citation.support)
+    tips = {}
+    for source in answer.cited_sources:
+        title = to_plain(source.paper.display_title)
+        support = supports.get(source.number)
+        tips[source.number] = f"{title} — “{to_plain(support)}”" if support else title
+    return tips
+
+
+def _link(number: int, href: str, tip: str) -> str:
+    # A link title is literal text between quotes: only its quote and backslash need escaping,
+    # and the pipe, which a table row reads as a cell border before anything else.
+    tip = " ".join(tip.split()).replace("\\", "\\\\").replace('"', '\\"').replace("|", "\\|")
+    return f'[[{number}]]({href} "{tip}")'
 
 
 def cited_numbers(text: str) -> list[int]:

@@ -361,7 +361,7 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
     for match in matches:
         _print_paper(match.source)
         why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
-        out.print(f"    [dim]{escape(why)}[/]")
+        out.print(f"    [dim]{escape(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
         sentence = Text("    “" + to_plain(match.sentence) + "”")
         sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)
         out.print(sentence)

@@ -19,16 +19,31 @@ from rag.answering.comparison import table_plain_rows
 from rag.markup import escape_markdown, to_bibtex, to_plain
 from rag.records import Answer, ComparisonTable, Paper
 
-__all__ = ["bibtex", "conversation_markdown", "table_csv", "table_markdown_text", "venue_year"]
+__all__ = [
+    "bibtex",
+    "conversation_bibtex",
+    "conversation_markdown",
+    "scope_items",
+    "table_csv",
+    "table_markdown_text",
+    "venue_year",
+]
 
 
-def conversation_markdown(history: Sequence[Answer]) -> str:
-    """The conversation as a Markdown document: per turn the question, its scope (searched for,
-    filters, backend, date), the answer, what it lacks, its references, and the closest papers of
-    a decline."""
+def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> str:
+    """The conversation as a Markdown document: when it was exported, then per turn the question,
+    its scope (searched for, corpus, filters, backend, date), the answer, what it lacks, its
+    references, and the closest papers of a decline."""
     parts = ["# PaperChat conversation"]
+    if exported:
+        parts.append(f"*Exported {escape_markdown(exported)}*")
     for answer in history:
-        parts += [f"## Q: {escape_markdown(answer.question)}", _scope(answer), answer.text]
+        # A heading is one line; a question typed with line breaks is still one question.
+        parts += [
+            f"## Q: {escape_markdown(' '.join(answer.question.split()))}",
+            "*" + escape_markdown(" · ".join(scope_items(answer))) + "*",
+            answer.text,
+        ]
         if answer.cut_off:
             parts.append(f"**Answer cut off:** {escape_markdown(answer.cut_off)}")
         if answer.note:
@@ -43,16 +58,20 @@ def conversation_markdown(history: Sequence[Answer]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _scope(answer: Answer) -> str:
+def scope_items(answer: Answer) -> list[str]:
+    """What a turn was asked of, as plain text: the rewritten question when it differs, the
+    corpus, the filters, the backend and the date."""
     items = []
     if answer.standalone_question != answer.question:
         items.append(f"searched for: {answer.standalone_question}")
+    if answer.corpus:
+        items.append(f"corpus: {answer.corpus}")
     if answer.filters.active:
         items.append(f"filters: {answer.filters.description}")
     items.append(f"answered by: {answer.backend}")
     if answer.created:
         items.append(f"on {answer.created}")
-    return "*" + escape_markdown(" · ".join(items)) + "*"
+    return items
 
 
 def table_csv(table: ComparisonTable) -> str:
@@ -159,3 +178,17 @@ def bibtex(papers: Iterable[Paper]) -> str:
     keys = _citation_keys(list(unique.values()))
     entries = [_entry(p, k) for p, k in zip(unique.values(), keys, strict=True)]
     return "\n\n".join(entries) + "\n" if entries else ""
+
+
+def conversation_bibtex(history: Sequence[Answer], *, exported: str = "") -> str:
+    """The papers the conversation cited, as BibTeX, under %-comments that say when it was
+    exported and, per turn, the question and its scope (which BibTeX tools skip)."""
+    cited = [s.paper for answer in history for s in answer.cited_sources]
+    if not cited:
+        return ""
+    lines = ["% PaperChat conversation" + (f", exported {exported}" if exported else "")]
+    for answer in history:
+        # One line each: a comment ends at the line's end, and a question may hold newlines.
+        lines.append("% Q: " + " ".join(to_plain(answer.question).split()))
+        lines.append("%    " + " · ".join(" ".join(item.split()) for item in scope_items(answer)))
+    return "\n".join(lines) + "\n\n" + bibtex(cited)

@@ -17,6 +17,7 @@ price such as "$5" in an abstract without math is never taken for math.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from pylatexenc import latexwalker
@@ -26,6 +27,7 @@ __all__ = [
     "defuse_markdown",
     "escape_markdown",
     "has_latex",
+    "highlighted",
     "math_spans",
     "styled_segments",
     "to_bibtex",
@@ -161,6 +163,27 @@ def defuse_markdown(text: str) -> str:
     text = _LINK.sub(lambda m: m[1] if _CITATION.fullmatch(m[2]) else m[2], text)
     text = _AUTOLINK.sub(lambda m: escape_markdown(m[1]), text)
     return _HTML.sub(r"\\<", text)
+
+
+def highlighted(text: str, sentences: Sequence[str], *, colour: str = "orange") -> tuple[str, list[str]]:
+    """`text` as Markdown (`to_markdown`) with each of `sentences` found in it on a coloured
+    background, whatever the spacing between its words; and the sentences not found in it."""
+    spans: list[tuple[int, int]] = []
+    missing = []
+    for sentence in sentences:
+        words = sentence.split()
+        found = re.search(r"\s+".join(map(re.escape, words)), text) if words else None
+        if found is None:
+            missing.append(sentence)
+        elif not any(start < found.end() and found.start() < end for start, end in spans):
+            spans.append(found.span())
+    out, cursor = [], 0
+    for start, end in sorted(spans):
+        # Plain inside: Streamlit renders no math within a colour directive.
+        out += [to_markdown(text[cursor:start]), f":{colour}-background[{escape_markdown(to_plain(text[start:end]))}]"]
+        cursor = end
+    out.append(to_markdown(text[cursor:]))
+    return "".join(out), missing
 
 
 def to_markdown(text: str) -> str:

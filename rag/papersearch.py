@@ -1,13 +1,15 @@
-"""Paper search: the hybrid ranking as a list of papers, each with the abstract sentence that
-matches the query best and the words of the paper that meet its key terms (`paperchat search`,
-`Assistant.search_papers`). Pure: it reads the evidence the answering pipeline gathered."""
+"""How retrieved papers meet a query: each paper's abstract sentence that matches it best, the
+words of the paper that meet its key terms, and whether the hit is weak. Paper search
+(`paperchat search`, `Assistant.search_papers`) lists them; an answer keeps them for its evidence
+panel. Pure: it reads the evidence the answering pipeline gathered."""
 
 from __future__ import annotations
 
+from rag.answering.answerability import Bars
 from rag.answering.evidence import Evidence, PaperEvidence, SentenceEvidence, sentence_coverage
-from rag.records import PaperMatch
+from rag.records import PaperMatch, Relevance
 
-__all__ = ["paper_matches"]
+__all__ = ["paper_matches", "relevance"]
 
 
 def _best(paper: PaperEvidence, evidence: Evidence) -> SentenceEvidence | None:
@@ -20,17 +22,33 @@ def _best(paper: PaperEvidence, evidence: Evidence) -> SentenceEvidence | None:
     )
 
 
-def paper_matches(evidence: Evidence) -> list[PaperMatch]:
-    """Each retrieved paper, best first, with its best sentence and the words that met the query."""
-    matches = []
+def relevance(evidence: Evidence, *, min_similarity: float) -> list[Relevance]:
+    """Each retrieved paper, best first: its best sentence, the words that met the query, and
+    whether it is weak. Weak is below both of answerability's bars for a paper that answers in
+    part: too little of the question's key-term weight met (Bars.weak_coverage), and no sentence
+    near enough in meaning (`min_similarity`, Settings.min_relevance). Such a paper could not
+    carry an answer on its own, so the reader is told to discount it."""
+    bars = Bars()
+    found = []
     for paper in evidence.papers:
         best = _best(paper, evidence)
-        matches.append(
-            PaperMatch(
-                source=paper.source,
+        similarity = best.similarity if best else 0.0
+        found.append(
+            Relevance(
+                paper_id=paper.paper.id,
                 sentence=best.text if best else "",
-                similarity=best.similarity if best else 0.0,
+                similarity=similarity,
+                coverage=paper.coverage,
                 matched=tuple(dict.fromkeys(word for word in paper.met.values() if word)),
+                weak=paper.coverage < bars.weak_coverage and similarity < min_similarity,
             )
         )
-    return matches
+    return found
+
+
+def paper_matches(evidence: Evidence, *, min_similarity: float) -> list[PaperMatch]:
+    """Each retrieved paper, best first, with its source and how it meets the query."""
+    return [
+        PaperMatch(source=paper.source, **found.model_dump())
+        for paper, found in zip(evidence.papers, relevance(evidence, min_similarity=min_similarity), strict=True)
+    ]

@@ -134,6 +134,11 @@ class Filters(Record):
     @property
     def description(self) -> str:
         """The active filters in words: "venue ICML 2025, author Yuan, years 2023–…"."""
+        return ", ".join(self.parts)
+
+    @property
+    def parts(self) -> list[str]:
+        """Each active filter in words: ["venue ICML 2025", "author Yuan", "years 2023–…"]."""
         parts = [
             f"{name} {value}"
             for name, value in (("venue", self.venue), ("category", self.category), ("author", self.author))
@@ -143,7 +148,7 @@ class Filters(Record):
             parts.append(f"year {self.year_min}")
         elif self.year_min or self.year_max:
             parts.append(f"years {self.year_min or '…'}–{self.year_max or '…'}")
-        return ", ".join(parts)
+        return parts
 
     def matches(self, paper: Paper) -> bool:
         return self.admits_place(paper.category, paper.venue, paper.year) and self.admits_authors(paper.authors)
@@ -261,15 +266,23 @@ class Source(Record):
     bm25_rank: int | None = None
 
 
-class PaperMatch(Record):
-    """One paper a search found: its source (rank and scores), the abstract sentence that
-    matches the query best, that sentence's similarity to the query, and the paper's words that
-    meet the query's key terms."""
+class Relevance(Record):
+    """How a retrieved paper meets a question: the abstract sentence that matches it best, that
+    sentence's similarity to it, the share of its key-term weight the paper meets, the paper's
+    words that meet them, and whether all that is weak (a hit the reader should discount)."""
 
-    source: Source
+    paper_id: str
     sentence: str
     similarity: float
+    coverage: float = 0.0
     matched: tuple[str, ...] = ()
+    weak: bool = False
+
+
+class PaperMatch(Relevance):
+    """One paper a search found: its source (rank and scores) and how it meets the query."""
+
+    source: Source
 
 
 class Citation(Record):
@@ -328,6 +341,13 @@ class ComparisonTable(Record):
     rows: tuple[TableRow, ...]
 
 
+class ExampleQuestion(Record):
+    """A question the corpus can answer, offered on the first screen; a summary names its paper."""
+
+    text: str
+    paper_id: str | None = None
+
+
 class IngestReport(Record):
     added: int = 0
     updated: int = 0
@@ -360,6 +380,10 @@ class Answer(Record):
     matches: tuple[CollectionMatch, ...] = ()
     table: ComparisonTable | None = None
     filters: Filters = Filters()
+    # What was searched: "20 ICML 2025 papers" (rag.store.IndexStats.summary) when it was asked.
+    corpus: str = ""
+    # How each retrieved (or closest) paper meets the question, by paper id.
+    relevance: tuple[Relevance, ...] = ()
     created: str = ""
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -376,6 +400,9 @@ class Answer(Record):
     def cited_sources(self) -> tuple[Source, ...]:
         numbers = {c.number for c in self.citations}
         return tuple(s for s in self.sources if s.number in numbers)
+
+    def relevance_of(self, paper_id: str) -> Relevance | None:
+        return next((r for r in self.relevance if r.paper_id == paper_id), None)
 
 
 _WS = re.compile(r"\s+")

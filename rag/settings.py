@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", extra="ignore", populate_by_name=True)
 
     data_dir: Path = Field(default_factory=lambda: Path(user_data_dir("paperchat")))
+    # What the app offers to index when the index is empty: the papers that ship with PaperChat.
+    bundled_corpus: Path = Path(__file__).resolve().parents[1] / "data" / "papers.jsonl"
     collection: str = "papers"
     # A Chroma server (`chroma run --path DIR --host H --port P`) shared by a team, as
     # http://host:port; unset, the index is embedded under data_dir.

@@ -81,6 +81,18 @@ class IndexStats:
     venues: dict[str, int]
     years: dict[int, int]
 
+    @property
+    def summary(self) -> str:
+        """What is loaded, for a newcomer: "20 ICML 2025 papers", "13,687 papers from 31 venues,
+        2013-2024", "340 papers"."""
+        if not self.papers:
+            return "no papers"
+        if len(self.venues) == 1 and sum(self.venues.values()) == self.papers:
+            return f"{self.papers:,} {next(iter(self.venues))} papers"
+        head = f"{self.papers:,} papers" + (f" from {len(self.venues)} venues" if len(self.venues) > 1 else "")
+        years = "–".join(dict.fromkeys(str(y) for y in (min(self.years), max(self.years)))) if self.years else ""
+        return f"{head}, {years}" if years else head
+
 
 def _paper_metadata(paper: Paper, chunk: Chunk) -> dict:
     meta: dict = {

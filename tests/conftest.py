@@ -188,6 +188,12 @@ def ask(at: AppTest, question: str) -> AppTest:
     return at
 
 
+def answer_text(message) -> str:
+    """An assistant turn's answer, as Markdown: the first Markdown after the turn's scope chips
+    (which name the backend)."""
+    return next(m.value for m in message.markdown if ":material/smart_toy:" not in m.value)
+
+
 def source_labels(message) -> list[str]:
     return [e.label for e in message.expander if e.label.startswith("[")]
 

@@ -394,3 +394,39 @@ def test_every_sentence_is_listed_with_what_it_cites():
         CitedSentence("No source here.", ()),
         CitedSentence("A line-opening citation.", (3,)),
     ]
+
+
+def test_link_citations_makes_each_linked_number_a_link_with_its_tip():
+    from rag.citations import link_citations
+
+    links = {1: ("#ev-0-1", 'MoH — "routes" tokens | heads\nfast'), 2: ("#ev-0-2", "LoRA \\ flat")}
+    text = "MoH is cheaper [1], and LoRA too [1, 2]; see [3] and costs $[1]$."
+    linked = link_citations(text, links)
+    assert linked == (
+        'MoH is cheaper [[1]](#ev-0-1 "MoH — \\"routes\\" tokens \\| heads fast"), and LoRA too '
+        '[[1]](#ev-0-1 "MoH — \\"routes\\" tokens \\| heads fast")[[2]](#ev-0-2 "LoRA \\\\ flat"); see [3] and costs $[1]$.'
+    )
+    assert link_citations("No citations here.", links) == "No citations here."
+
+
+def test_citation_tips_give_each_cited_papers_title_and_supporting_sentence():
+    from rag.citations import citation_tips
+    from rag.records import Answer, Citation, Paper, Source
+
+    moh = Paper(id="moh", title="MoH: Mixture-of-Head $\\mathcal{O}(1)$ Attention", abstract="MoH routes tokens to heads.")
+    lora = Paper(id="lora", title="Flat-LoRA", abstract="Flat minima.")
+    other = Paper(id="x", title="Uncited", abstract="Nothing.")
+
+    def cite(number, paper, support, supported=True):
+        return Citation(
+            number=number, paper_id=paper.id, title=paper.title, authors=(), citing_sentence="claim",
+            support=support, support_score=0.9, supported=supported,
+        )
+
+    answer = Answer(
+        question="q", standalone_question="q", text="MoH [1]; LoRA [2].", backend="extractive",
+        sources=tuple(Source(number=n, paper=p, score=1.0) for n, p in enumerate((moh, lora, other), 1)),
+        citations=(cite(1, moh, "MoH routes tokens to heads."), cite(2, lora, "Flat minima.", supported=False)),
+    )
+    tips = citation_tips(answer)
+    assert tips == {1: "MoH: Mixture-of-Head 𝒪(1) Attention — “MoH routes tokens to heads.”", 2: "Flat-LoRA"}

@@ -6,9 +6,9 @@ import bibtexparser
 from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from rag.corpus import load_corpus
-from rag.export import bibtex, conversation_markdown
+from rag.export import bibtex, conversation_bibtex, conversation_markdown
 from rag.markup import escape_markdown
-from rag.records import Answer, Citation, Paper, Source
+from rag.records import Answer, Citation, Filters, Paper, Source
 
 MOH = Paper(
     id="moh",
@@ -101,6 +101,41 @@ def test_conversation_markdown_escapes_corpus_text_and_skips_empty_references():
         "[1] José Álvarez-Núñez, van der Berg, Jan. On {Sparse} Costs: 100% of R\\&D\\_x for \\$5 \\#1 \\~ "
         "\\<script\\>alert\\(1\\)\\</script\\> \\*\\*bold\\*\\*. Journal of Machine Learning Research 2023."
     )
+
+
+def scoped_turns() -> list[Answer]:
+    first = answer("Which papers make attention cheaper?", "**MoH** routes tokens [1].", [source(1, MOH)], [cite(1, MOH, "MoH routes tokens.")])
+    follow = answer("And its {results}?\nbriefly", "MoH keeps accuracy [1].", [source(1, MOH)], [cite(1, MOH, "MoH keeps accuracy.")])
+    follow = follow.model_copy(
+        update={
+            "standalone_question": "What results does MoH report?",
+            "corpus": "20 ICML 2025 papers",
+            "filters": Filters(category="Deep Learning · Attention Mechanisms", year_min=2025),
+            "created": "2026-12-05T10:00:00+00:00",
+        }
+    )
+    return [first, follow]
+
+
+def test_both_exports_carry_each_turns_scope_and_the_export_date():
+    markdown = conversation_markdown(scoped_turns(), exported="2026-12-05 10:30 UTC")
+    assert "*Exported 2026-12-05 10:30 UTC*" in markdown
+    scope = markdown.split("## Q: And its")[1].splitlines()[2]
+    assert "searched for: What results does MoH report?" in scope
+    assert "corpus: 20 ICML 2025 papers" in scope and "category Deep Learning" in scope and "2025" in scope
+    assert "answered by: extractive" in scope and "on 2026-12-05T10:00:00+00:00" in scope
+
+    text = conversation_bibtex(scoped_turns(), exported="2026-12-05 10:30 UTC")
+    head = text.split("@", 1)[0].splitlines()
+    assert head[0] == "% PaperChat conversation, exported 2026-12-05 10:30 UTC"
+    assert head[3] == "% Q: And its {results}? briefly"
+    assert "searched for: What results does MoH report?" in head[4] and "corpus: 20 ICML 2025 papers" in head[4]
+    # The comments are skipped by BibTeX readers; the one cited paper is one entry.
+    assert list(entries(text)) == ["jin2025moh"]
+
+
+def test_a_conversation_that_cites_nothing_exports_no_bibtex():
+    assert conversation_bibtex([answer("What about bread?", "Not covered.", [source(1, LORA)], [])]) == ""
 
 
 def test_escape_markdown_neutralises_markup_but_keeps_plain_words():

@@ -65,3 +65,13 @@ def test_papers_are_named_as_researchers_name_them():
 )
 def test_a_models_markdown_is_defused_of_images_links_and_html(model_text, safe):
     assert defuse_markdown(model_text) == safe
+
+
+def test_highlighted_marks_each_found_sentence_in_the_abstract_and_names_the_others():
+    from rag.markup import highlighted
+
+    abstract = "We route tokens.  MoH picks   heads with $O(n)$ cost. It *works* well."
+    text, missing = highlighted(abstract, ["MoH picks heads with $O(n)$ cost.", "A title, not in the abstract."])
+    assert text == "We route tokens.  :orange-background[MoH picks heads with O\\(n\\) cost.] It \\*works\\* well."
+    assert missing == ["A title, not in the abstract."]
+    assert highlighted("Plain.", []) == ("Plain.", [])

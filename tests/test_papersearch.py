@@ -30,6 +30,15 @@ def test_search_lists_papers_best_first_each_with_its_matching_sentence(assistan
     assert best.sentence in best.source.paper.abstract
 
 
+def test_a_hit_that_meets_little_of_the_query_and_is_far_from_it_is_weak(assistant):
+    matches = assistant.search_papers("fewer attention heads per token", k=10)
+    assert not matches[0].weak and matches[0].coverage >= 0.5
+    weak = [m for m in matches if m.weak]
+    assert weak, "of ten hits on a twenty-paper corpus about many topics, some are weak"
+    assert all(m.coverage < 0.25 and m.similarity < assistant.settings.min_relevance for m in weak)
+    assert all("attention" not in m.source.paper.abstract.lower() for m in weak)
+
+
 def test_search_keeps_to_the_filters_and_to_k_even_for_a_which_papers_query(assistant):
     bandits = "Theory · Online Learning and Bandits"
     matches = assistant.search_papers("Which papers study exploration?", filters=Filters(category=bandits), k=2)

@@ -16,7 +16,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import APP, PAPERS, SEED_SET, ask, interrupted_ingest, plain, run_cli
+from conftest import APP, PAPERS, SEED_SET, answer_text, ask, interrupted_ingest, plain, run_cli
 
 from rag.chain import Assistant
 from rag.corpus import load_corpus
@@ -142,7 +142,7 @@ def test_the_app_answers_from_the_server_and_sees_a_teammates_ingest(server, emb
         teammate.ingest(papers[10:])
         at = ask(at, "Which paper matches musical versions at the segment level?")
         assert _papers_metric(at) == 20
-        answer = at.chat_message[1].markdown[0].value
+        answer = answer_text(at.chat_message[1])
         assert "Musical Version" in plain(answer) and "[1]" in answer
     finally:
         st.cache_resource.clear()

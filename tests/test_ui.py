@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import tempfile
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, ask, plain, source_labels, writer_holding
+from conftest import PAPERS, answer_text, ask, plain, source_labels, writer_holding
 from fake_openai import FakeOpenAI, Fault
 from streamlit.testing.v1 import AppTest
 
@@ -41,15 +42,21 @@ def fresh_assistant():
     st.cache_resource.clear()
 
 
-def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
+def test_first_open_says_what_is_loaded_offers_three_examples_and_keeps_developer_details_apart(open_app):
     at = open_app()
-    metrics = {m.label: m.value for m in at.sidebar.metric}
-    assert metrics["Papers"] == "20"
-    assert "OPENAI_API_KEY" in " ".join(plain(c.value) for c in at.sidebar.caption)
+    assert at.title[0].value == "PaperChat"
+    assert plain(at.caption[0].value).startswith("Ask about 20 ICML 2025 papers.")
     labels = [plain(b.label) for b in at.button]
-    assert 3 <= len(labels) <= 4
-    assert any(label.startswith("Which papers work on ") for label in labels)
+    assert labels[:2] == ["Which papers work on Large Language Models?", "How does MoH work?"]
+    assert labels[2].startswith("Summarize “") and len(labels) == 3
     assert not at.chat_message and not at.sidebar.download_button
+    # Chunks, the embedding model and why this backend: in the "About this index" expander only.
+    [about] = [e for e in at.sidebar.expander if e.label == "About this index"]
+    assert not about.proto.expanded
+    assert {m.label: m.value for m in about.metric} == {"Papers": "20", "Chunks": "25", "Categories": "15"}
+    assert "OPENAI_API_KEY" in " ".join(plain(c.value) for c in about.caption)
+    outside = [c for c in at.sidebar.caption if c not in about.caption]
+    assert not any("Embeddings" in c.value or "OPENAI_API_KEY" in c.value for c in outside)
 
     summarize = next(b for b in at.button if plain(b.label).startswith("Summarize “"))
     title = plain(summarize.label).removeprefix("Summarize “").removesuffix("”")
@@ -62,19 +69,27 @@ def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
     assert [b.label for b in at.sidebar.download_button] == ["Conversation (Markdown)", "Cited papers (BibTeX)"]
 
 
-def test_question_streams_a_cited_answer_with_folded_source_cards(open_app):
+def test_question_streams_a_cited_answer_with_its_evidence_and_scope_beside_it(open_app):
     at = ask(open_app(), ATTENTION)
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     reply = at.chat_message[1]
-    assert "[1]" in reply.markdown[0].value
+    chips = reply.markdown[0].value
+    assert chips.startswith(":gray-badge[:material/library_books: 20 ICML 2025 papers]") and "extractive]" in chips
+    # Each [n] links to its evidence card, its hover the title and the supporting sentence.
+    text = answer_text(reply)
+    link = re.search(r'\[\[1\]\]\(#evidence-0-1 "MoH: Multi-Head Attention as Mixture-of-Head Attention — “([^"]+)”"\)', text)
+    assert link, text
     labels = source_labels(reply)
     assert labels[0].startswith("[1] MoH")
     card = reply.expander[0]
-    assert not card.proto.expanded
+    assert card.proto.expanded, "the evidence is open beside the answer"
     shown = " ".join(plain(m.value) for m in card.markdown)
     assert "Peng Jin" in shown and "Mixture-of-Head attention (MoH)" in shown
-    assert any(m.value.startswith(":orange-background[") for m in card.markdown)  # the support
+    # The supporting sentence is highlighted within the abstract.
+    [abstract] = [m.value for m in card.markdown if ":orange-background[" in m.value]
+    assert abstract.startswith("In this work, we upgrade") and plain(link[1])[:40] in plain(abstract)
     assert "Deep Learning · Attention Mechanisms" in card.caption[0].value
+    assert any(c.value.startswith(":green-badge[match] meets attention") for c in card.caption)
     assert card.get("link_button")[0].proto.url.startswith("https://icml.cc/")
     uncited = [e for e in reply.expander if e.label.startswith("Retrieved but not cited")]
     assert len(uncited) == 1 and uncited[0].caption, "the near misses are listed apart, not cited"
@@ -88,7 +103,7 @@ def test_follow_up_is_rewritten_from_history(open_app):
     assert len(searched) == 1 and "MoH" in searched[0]
     assert source_labels(follow_up)[0].startswith("[1] MoH")
     # The first turn is still drawn, from its stored Answer.
-    assert "**MoH**: “" in at.chat_message[1].markdown[0].value
+    assert "**MoH**: “" in answer_text(at.chat_message[1])
 
 
 def test_category_filter_limits_the_sources(open_app):
@@ -98,8 +113,8 @@ def test_category_filter_limits_the_sources(open_app):
     at.sidebar.selectbox[0].set_value(theory)
     reply = ask(at, ATTENTION).chat_message[1]
     assert not any(label.startswith("[1] MoH") for label in source_labels(reply))
-    # Every paper shown, cited or not, carries its category in a caption.
-    captions = [plain(c.value) for e in reply.expander for c in e.caption]
+    # Every paper shown, cited or not, carries its category in a caption (after it, how it meets the question).
+    captions = [plain(c.value) for e in reply.expander for c in e.caption if "match]" not in c.value]
     in_category = sum(1 for p in papers if p.category == theory)
     assert len(captions) == in_category and all(theory in c for c in captions)
 
@@ -116,11 +131,13 @@ def test_corpus_text_is_shown_escaped_never_as_markup(open_app, tmp_path, embedd
     card = at.chat_message[1].expander[0]
     values = [m.value for m in card.markdown] + [c.value for c in card.caption]
     assert "Mallory \\_Evil\\_ Example" in values
-    # Markup is escaped; math is kept for KaTeX.
-    assert any("See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and $x$." in v for v in values)
+    # Markup is escaped (the sentence is highlighted as the summary's support, in plain text).
+    assert any(":orange-background[" in v and "See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and x." in v for v in values)
     assert not card.get("link_button")  # not an http(s) address: shown as text, not as a link
     assert "<script>" not in at.chat_message[0].markdown[0].value
-    assert not any(m.proto.allow_html for m in at.get("markdown") + at.get("caption"))
+    # HTML is allowed only for the evidence cards' anchors, which hold no corpus text.
+    html = [m.value for m in at.get("markdown") + at.get("caption") if m.proto.allow_html]
+    assert html and all(re.fullmatch(r'<div id="evidence-\d+-\d+"></div>', v) for v in html)
 
 
 def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fresh_assistant):
@@ -154,7 +171,7 @@ def test_an_answer_cut_off_mid_stream_is_kept_marked_and_can_be_answered_offline
         at = open_app(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", PAPERCHAT_OPENAI_MODEL="fake")
         ask(at, ATTENTION)
     answer = at.chat_message[1]
-    assert plain(answer.markdown[0].value).startswith("Mixture-of-Head attention")
+    assert plain(answer_text(answer)).startswith("Mixture-of-Head attention")
     [error] = answer.error
     assert plain(error.value).startswith(f"Answer cut off: connection lost to fake at {server.base_url}")
     [offline] = [b for b in answer.button if b.label == "Answer from the abstracts instead"]
@@ -162,6 +179,36 @@ def test_an_answer_cut_off_mid_stream_is_kept_marked_and_can_be_answered_offline
     assert not at.exception
     assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2
     assert not at.chat_message[3].error and source_labels(at.chat_message[3])
+
+
+def test_an_empty_index_offers_to_index_the_bundled_papers(open_app, tmp_path, fresh_assistant):
+    at = open_app(tmp_path / "empty")
+    assert "is empty" in plain(at.info[0].value)
+    [index] = [b for b in at.button if b.label == "Index the bundled papers"]
+    index.click().run()
+    assert not at.exception
+    assert plain(at.caption[0].value).startswith("Ask about 20 ICML 2025 papers.")
+    assert [plain(b.label) for b in at.button][0] == "Which papers work on Large Language Models?"
+
+
+def test_a_turn_carries_its_filter_as_a_chip(open_app):
+    at = open_app()
+    at.sidebar.selectbox[0].set_value("Deep Learning · Attention Mechanisms")
+    reply = ask(at, ATTENTION).chat_message[1]
+    chips = reply.markdown[0].value
+    assert ":blue-badge[:material/filter_alt: category Deep Learning · Attention Mechanisms]" in chips
+    # The chip stays with its turn when the filter changes for the next.
+    at.sidebar.selectbox[0].set_value("All").run()
+    assert "category Deep Learning · Attention Mechanisms" in at.chat_message[1].markdown[0].value
+
+
+def test_a_weak_hit_is_greyed_and_says_so(open_app):
+    reply = ask(open_app(), ATTENTION).chat_message[1]
+    [uncited] = [e for e in reply.expander if e.label.startswith("Retrieved but not cited")]
+    titles = [m.value for m in uncited.markdown]
+    weak = [c.value for c in uncited.caption if c.value.startswith(":gray-badge[weak match]")]
+    assert weak, "some of the five papers retrieved for an attention question barely meet it"
+    assert sum(":gray[" in t for t in titles) == len(weak), "each weak hit's title is greyed"
 
 
 def test_a_bad_setting_is_a_message_in_the_app(open_app, fresh_assistant):
@@ -253,4 +300,4 @@ def test_a_source_card_can_summarize_its_paper(open_app):
     summary = at.chat_message[3]
     assert summary.name == "assistant"
     assert source_labels(summary) == [card.label]
-    assert "[1]" in summary.markdown[0].value
+    assert "[1]" in answer_text(summary)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PAPERS, ask, plain, source_labels
+from conftest import PAPERS, answer_text, ask, plain, source_labels
 
 from rag.corpus import load_corpus
 from rag.records import Filters
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 def test_a_question_the_corpus_does_not_answer_is_declined_with_the_closest_papers_apart(open_app):
     reply = ask(open_app(), "Which paper speeds up sampling of diffusion models with fewer denoising steps?").chat_message[1]
-    text = plain(reply.markdown[0].value)
+    text = plain(answer_text(reply))
     assert text.startswith("The indexed papers do not answer this") and "[1]" not in text
     assert source_labels(reply) == [], "a decline cites nothing"
     [closest] = [e for e in reply.expander if e.label.startswith("Closest papers")]
@@ -22,7 +22,7 @@ def test_a_question_the_corpus_does_not_answer_is_declined_with_the_closest_pape
 
 def test_a_partly_covered_question_says_what_no_abstract_reports(open_app):
     reply = ask(open_app(), "What ImageNet top-1 accuracy does MoH reach?").chat_message[1]
-    assert "64.0%" not in reply.markdown[0].value, "no other number in place of the one asked for"
+    assert "64.0%" not in answer_text(reply), "no other number in place of the one asked for"
     [note] = reply.info
     assert "No abstract reports" in plain(note.value) and "ImageNet top-1 accuracy" in plain(note.value)
     assert source_labels(reply)[0].startswith("[1] MoH")
@@ -30,22 +30,22 @@ def test_a_partly_covered_question_says_what_no_abstract_reports(open_app):
 
 def test_a_how_question_quotes_the_sentence_that_says_how(open_app):
     reply = ask(open_app(), "Hi! How does MoH make attention cheaper?").chat_message[1]
-    text = plain(reply.markdown[0].value)
+    text = plain(answer_text(reply))
     assert "MoH enables each token to select the appropriate attention heads" in text
-    assert "**MoH**: “" in reply.markdown[0].value  # a quote, attributed to its paper
+    assert "**MoH**: “" in answer_text(reply)  # a quote, attributed to its paper
     caption = plain(next(c.value for c in reply.caption if c.value.startswith("Searched for:")))
     assert "how" in caption and "MoH" in caption
 
 
 def test_a_collection_lists_every_matching_paper_and_groups_many(open_app):
     reply = ask(open_app(), "Which papers are about bandits?").chat_message[1]
-    assert plain(reply.markdown[0].value).startswith("2 papers match:")
+    assert plain(answer_text(reply)).startswith("2 papers match:")
     assert len(source_labels(reply)) == 2
 
     at = open_app()
     at.sidebar.text_input[0].set_value("Wang")  # an author filter that leaves a handful of papers
     reply = ask(at, "What do these papers propose?").chat_message[1]
-    text = plain(reply.markdown[0].value)
+    text = plain(answer_text(reply))
     wanted = sum(Filters(author="Wang").matches(p) for p in load_corpus(PAPERS).papers)
     assert text.startswith(f"{wanted} papers match:"), text[:80]
     assert len(source_labels(reply)) == wanted, "each of them answers, with its contribution"
@@ -53,13 +53,13 @@ def test_a_collection_lists_every_matching_paper_and_groups_many(open_app):
     at = open_app()
     at.sidebar.text_input[0].set_value("Yuan")  # one paper left: still answered, for it
     reply = ask(at, "What do these papers propose?").chat_message[1]
-    assert plain(reply.markdown[0].value).startswith("1 paper matches:")
+    assert plain(answer_text(reply)).startswith("1 paper matches:")
 
 
 def test_a_comparison_is_a_table_with_cited_cells_and_downloads(open_app):
     at = ask(open_app(), "Compare MoH and Flat-LoRA")
     reply = at.chat_message[1]
-    table = reply.markdown[0].value
+    table = answer_text(reply)
     assert "| Paper | Problem | Method | Data | Reported result |" in table
     assert "[1]" in table and "[2]" in table
     assert [b.label for b in reply.get("download_button")] == ["Table (CSV)", "Table (Markdown)"]

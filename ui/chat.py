@@ -9,17 +9,25 @@ reads as written and never as markup.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
 from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
-from rag.corpus import load_upload
+from rag.citations import citation_tips, link_citations
+from rag.corpus import load_corpus, load_upload
 from rag.errors import BackendError
-from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text, venue_year
-from rag.markup import defuse_markdown, escape_markdown, to_markdown
-from rag.records import ComparisonTable, QuestionAnalysis
-from ui.common import Request, ask_next, choose_filters, load_assistant, show_error
+from rag.examples import example_questions
+from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text, venue_year
+from rag.markup import defuse_markdown, escape_markdown, highlighted, to_markdown
+from rag.records import ComparisonTable, QuestionAnalysis, Relevance
+from ui.common import Request, ask_next, choose_filters, ingest_with_progress, load_assistant, show_error
+
+# Cited papers whose cards open beside the answer; more are listed folded, so a long collection
+# answer does not push its own evidence out of reach.
+_OPEN_CARDS = 3
+_PANEL_HEIGHT = 720
 
 
 class AnswerStream:
@@ -48,26 +56,23 @@ class AnswerStream:
 
 
 def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, int]:
-    """Corpus stats, backend, filters and exports; returns the filters and k to ask with."""
-    # Another process or a teammate on the shared server may have ingested since the last rerun.
-    assistant.index.refresh()
+    """Filters, exports, and what a developer wants to know of the index; returns the filters
+    and k to ask with."""
     stats = assistant.index.stats()
     with st.sidebar:
-        st.title("PaperChat")
-        papers, chunks, categories = st.columns(3)
-        papers.metric("Papers", stats.papers)
-        chunks.metric("Chunks", stats.chunks)
-        categories.metric("Categories", len(stats.categories))
-        st.caption(f"Embeddings: {escape_markdown(stats.embedding_model)}")
-
-        st.subheader("Backend")
-        st.markdown(escape_markdown(assistant.backend.label))
-        st.caption(escape_markdown(assistant.backend.reason))
-
         filters, k = choose_filters(stats, assistant.settings.k)
         upload(assistant.index)
         if history:
             export(history)
+        with st.expander("About this index"):
+            papers, chunks, categories = st.columns(3)
+            papers.metric("Papers", stats.papers)
+            chunks.metric("Chunks", stats.chunks)
+            categories.metric("Categories", len(stats.categories))
+            st.caption(f"Embeddings: {escape_markdown(stats.embedding_model)}")
+            st.caption(f"Stored at: {escape_markdown(stats.location)}")
+            st.markdown(f"**Answers by** {escape_markdown(assistant.backend.label)}")
+            st.caption(escape_markdown(assistant.backend.reason))
     return filters, k
 
 
@@ -89,15 +94,8 @@ def upload(index: Index) -> None:
         except PaperChatError as error:
             show_error(error)
             return
-        bar = st.progress(0.0, text="Indexing…")
-        try:
-            report = index.ingest(
-                loaded, progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}"),
-                waiting=lambda text: bar.progress(0.0, text=escape_markdown(text)),
-            )
-        except PaperChatError as error:  # another process kept the index busy past the wait
-            bar.empty()
-            show_error(error)
+        report = ingest_with_progress(index, loaded)
+        if report is None:
             return
         st.session_state.ingested = (file.name, report)
         # The stats, filters and examples above were drawn before this ingest.
@@ -114,10 +112,11 @@ def upload(index: Index) -> None:
 
 def export(history: Sequence[Answer]) -> None:
     st.subheader("Export")
+    exported = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     st.download_button(
-        "Conversation (Markdown)", conversation_markdown(history), file_name="paperchat.md", mime="text/markdown"
+        "Conversation (Markdown)", conversation_markdown(history, exported=exported), file_name="paperchat.md", mime="text/markdown"
     )
-    cited = bibtex(s.paper for answer in history for s in answer.cited_sources)
+    cited = conversation_bibtex(history, exported=exported)
     st.download_button(
         "Cited papers (BibTeX)", cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited
     )
@@ -127,19 +126,39 @@ def export(history: Sequence[Answer]) -> None:
 
 
 def render_turn(answer: Answer, turn: int) -> None:
-    """One stored question and its answer, from the final (citation-checked) record."""
+    """One stored question and its answer, from the final (citation-checked) record: the scope
+    it was asked in, the answer, and beside it the evidence."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(answer.question))
     with st.chat_message("assistant"):
-        render_searched_for(answer.question, answer.standalone_question, answer.analysis)
-        render_answer(answer, turn)
+        render_scope(answer)
+        render_searched_for(answer.question, answer.standalone_question, answer.analysis, rewritten=False)
+        text, evidence = st.columns([3, 2], gap="medium")
+        with text:
+            render_answer(answer, turn)
+        # Several cited papers scroll in a panel of their own, beside the answer they support.
+        with evidence, st.container(height=_PANEL_HEIGHT if len(answer.cited_sources) > 1 else "content"):
+            render_evidence(answer, turn)
 
 
-def render_searched_for(question: str, standalone: str, analysis: QuestionAnalysis | None) -> None:
-    """What was searched: the rewritten follow-up, and how the question was read (type, key
-    terms, the filters it states)."""
+def render_scope(answer: Answer) -> None:
+    """The turn's chips: the corpus, each filter, the backend, and the rewritten question when it
+    differs from the one typed; the date as their tooltip."""
+    chips = []
+    if answer.corpus:
+        chips.append(f":gray-badge[:material/library_books: {escape_markdown(answer.corpus)}]")
+    chips += [f":blue-badge[:material/filter_alt: {escape_markdown(part)}]" for part in answer.filters.parts]
+    chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.backend)}]")
+    if answer.standalone_question != answer.question:
+        chips.append(f":orange-badge[:material/edit: searched for “{escape_markdown(answer.standalone_question)}”]")
+    st.markdown(" ".join(chips), help=escape_markdown(" · ".join(scope_items(answer))))
+
+
+def render_searched_for(question: str, standalone: str, analysis: QuestionAnalysis | None, *, rewritten: bool = True) -> None:
+    """How the question was read (type, key terms, the filters it states), and while answering
+    the rewritten follow-up (a stored turn has it as a chip)."""
     parts = []
-    if standalone != question:
+    if rewritten and standalone != question:
         parts.append(standalone)
     if analysis is not None:
         parts.append(analysis.summary_line)
@@ -147,9 +166,15 @@ def render_searched_for(question: str, standalone: str, analysis: QuestionAnalys
         st.caption("Searched for: " + escape_markdown(" · ".join(parts)))
 
 
+def anchor(turn: int, number: int) -> str:
+    return f"evidence-{turn}-{number}"
+
+
 def render_answer(answer: Answer, turn: int) -> None:
-    # Answer text is Markdown written by our backends (bold titles, [n] markers, a table).
-    st.markdown(answer.text)
+    # Answer text is Markdown written by our backends (bold titles, [n] markers, a table); each
+    # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
+    links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
+    st.markdown(link_citations(answer.text, links))
     if answer.note:
         st.info(escape_markdown(answer.note), icon=":material/info:")
     if answer.invalid_citations:
@@ -165,7 +190,6 @@ def render_answer(answer: Answer, turn: int) -> None:
         offer_offline(Request(answer.question, offline=True), key=f"offline-{turn}")
     if answer.table is not None:
         render_table_downloads(answer.table, turn)
-    render_sources(answer, turn)
 
 
 def offer_offline(request: Request, *, key: str) -> None:
@@ -184,16 +208,24 @@ def render_table_downloads(table: ComparisonTable, turn: int) -> None:
     )
 
 
-def render_sources(answer: Answer, turn: int) -> None:
-    """A folded card per cited paper; a collection's further matches; the closest papers of a
-    decline; then the papers retrieved but not cited, together."""
+def render_evidence(answer: Answer, turn: int) -> None:
+    """The evidence beside the answer: a card per cited paper (its supporting sentences
+    highlighted in its abstract, how it meets the question), a collection's further matches, the
+    closest papers of a decline, then the papers retrieved but not cited, weak ones greyed."""
     cited = {s.number for s in answer.cited_sources}
-    for source in answer.cited_sources:
+    if cited:
+        st.markdown("**Evidence**")
+    for i, source in enumerate(answer.cited_sources):
         citations = [c for c in answer.citations if c.number == source.number and c.support]
         supports = dict.fromkeys(c.support for c in citations if c.supported)
         unsupported = dict.fromkeys(c.citing_sentence for c in citations if not c.supported)
-        with st.expander(f"[{source.number}] {title_markdown(source.paper)}"):
-            render_paper(source.paper, list(supports), key=f"summarize-{turn}-{source.number}", unsupported=list(unsupported))
+        # An anchor for the answer's [n] links, outside the card so a folded card is reached too.
+        st.markdown(f'<div id="{anchor(turn, source.number)}"></div>', unsafe_allow_html=True)
+        with st.expander(f"[{source.number}] {title_markdown(source.paper)}", expanded=i < _OPEN_CARDS):
+            render_paper(
+                source.paper, list(supports), key=f"summarize-{turn}-{source.number}", unsupported=list(unsupported),
+                relevance=answer.relevance_of(source.paper.id),
+            )
     matched = {m.number: m for m in answer.matches}
     more = [s for s in answer.sources if s.number in matched and s.number not in cited]
     if more:
@@ -202,19 +234,36 @@ def render_sources(answer: Answer, turn: int) -> None:
                 st.markdown(f"[{source.number}] **{title_markdown(source.paper)}**")
                 st.caption(to_markdown(matched[source.number].sentence))
     if answer.closest:
-        with st.expander(f"Closest papers: they do not answer this ({len(answer.closest)})"):
-            render_paper_list(answer.closest)
+        with st.expander(f"Closest papers: they do not answer this ({len(answer.closest)})", expanded=True):
+            render_paper_list(answer, answer.closest)
     others = [s for s in answer.sources if s.number not in cited and s.number not in matched]
     if others and answer.form != "summary":
         with st.expander(f"Retrieved but not cited ({len(others)})"):
-            render_paper_list(others)
+            render_paper_list(answer, others)
 
 
-def render_paper_list(sources: Sequence[Source]) -> None:
+def relevance_markdown(relevance: Relevance | None) -> str:
+    """How a paper meets the question: the words it shares with it and the closeness of its best
+    sentence; a weak match says so."""
+    if relevance is None:
+        return ""
+    parts = [f"similarity {relevance.similarity:.2f}"]
+    if relevance.matched:
+        parts.insert(0, "meets " + ", ".join(relevance.matched))
+    text = escape_markdown(" · ".join(parts))
+    return f":gray-badge[weak match] :gray[{text}]" if relevance.weak else f":green-badge[match] {text}"
+
+
+def render_paper_list(answer: Answer, sources: Sequence[Source]) -> None:
     for source in sources:
-        st.markdown(f"[{source.number}] {title_markdown(source.paper)}")
+        relevance = answer.relevance_of(source.paper.id)
+        title = title_markdown(source.paper)
+        # A weak hit's title is greyed: the reader sees at a glance which papers to discount.
+        st.markdown(f"[{source.number}] :gray[{title}]" if relevance and relevance.weak else f"[{source.number}] {title}")
         byline = " — ".join(x for x in (source.paper.author_line, placement(source.paper)) if x)
         st.caption(escape_markdown(byline))
+        if relevance is not None:
+            st.caption(relevance_markdown(relevance))
 
 
 def title_markdown(paper: Paper) -> str:
@@ -227,24 +276,28 @@ def placement(paper: Paper) -> str:
     return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
-def render_paper(paper: Paper, supports: Sequence[str], *, key: str, unsupported: Sequence[str] = ()) -> None:
+def render_paper(
+    paper: Paper, supports: Sequence[str], *, key: str, unsupported: Sequence[str] = (), relevance: Relevance | None = None
+) -> None:
     st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
     if placement(paper):
         st.caption(escape_markdown(placement(paper)))
-    if paper.url.startswith(("https://", "http://")):
-        st.link_button("Open the paper", paper.url)
-    elif paper.url:
-        st.caption(escape_markdown(paper.url))
-    if supports:
-        st.markdown("**Supporting sentence**" if len(supports) == 1 else "**Supporting sentences**")
-        for sentence in supports:
-            st.markdown(f":orange-background[{to_markdown(sentence)}]")
+    if relevance is not None:
+        st.caption(relevance_markdown(relevance))
     for claim in unsupported:
         st.error(f"This paper's abstract does not support the claim “{escape_markdown(claim)}”.", icon=":material/block:")
-    st.markdown("**Abstract**")
-    st.markdown(to_markdown(paper.abstract))
+    abstract, elsewhere = highlighted(paper.abstract, supports)
+    # A support found outside the abstract (its title) is shown on its own, highlighted as well.
+    for sentence in elsewhere:
+        st.markdown(highlighted(sentence, [sentence])[0])
+    st.markdown(abstract)
+    buttons = st.columns(2)
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
-    st.button("Summarize this paper", key=key, on_click=ask_next, args=(summary,))
+    buttons[0].button("Summarize", key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
+    if paper.url.startswith(("https://", "http://")):
+        buttons[1].link_button("Open the paper", paper.url, icon=":material/open_in_new:")
+    elif paper.url:
+        st.caption(escape_markdown(paper.url))
 
 
 def show_stream(stream: AnswerStream, *, defuse: bool) -> None:
@@ -275,12 +328,14 @@ def answer_live(
             with st.spinner("Searching the papers…"):
                 sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
             render_searched_for(request.text, sources.standalone_question, sources.analysis)
+            text, _ = st.columns([3, 2], gap="medium")
             waiting = None
-            if sources.sources and assistant.backend.chat_model is not None:
-                waiting = st.empty()
-                waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
-            stream = AnswerStream(events, waiting)
-            show_stream(stream, defuse=assistant.backend.chat_model is not None)
+            with text:
+                if sources.sources and assistant.backend.chat_model is not None:
+                    waiting = st.empty()
+                    waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
+                stream = AnswerStream(events, waiting)
+                show_stream(stream, defuse=assistant.backend.chat_model is not None)
         except PaperChatError as error:
             show_error(error)
             if isinstance(error, BackendError):  # the model failed: the abstracts can still answer
@@ -289,31 +344,37 @@ def answer_live(
     return stream.answer
 
 
-# --- empty state ------------------------------------------------------------------------------
+# --- first screen -----------------------------------------------------------------------------
 
 
 def examples(index: Index) -> list[Request]:
-    """Questions this corpus can answer: its two biggest categories and two of its papers."""
-    topics = dict.fromkeys(c.split(" · ")[-1] for c in list(index.stats().categories)[:2])
-    asks = [Request(f"Which papers work on {topic}?") for topic in topics]
-    # The shortest titles, so the buttons stay one line where they can (among the first 2,000
-    # papers: reading every title of a large library would hold the page up).
-    titled = sorted((p for p in index.sample(2000).values() if p.title), key=lambda p: (len(p.title), p.id))
-    return asks + [Request(f"Summarize “{p.title}”", summary_of=p.id) for p in titled[:2]]
+    """Three questions this corpus answers (rag.examples), as requests."""
+    stats = index.stats()
+    # Summaries are offered from the first 2,000 papers: reading every title of a large library
+    # would hold the page up.
+    asks = example_questions(stats.categories, index.profile().names, index.sample(2000).values())
+    return [Request(a.text, summary_of=a.paper_id) for a in asks]
 
 
-def render_examples(index: Index) -> None:
-    asks = examples(index)
+def render_first_screen(assistant: Assistant) -> None:
+    """Examples to try; with an empty index, a button that indexes the bundled papers."""
+    asks = examples(assistant.index)
     if not asks:
-        st.info(
-            f"The index at {escape_markdown(index.location)} is empty. "
-            "Add papers with `paperchat ingest data/papers.jsonl`, then reload this page."
-        )
+        bundled = assistant.settings.bundled_corpus
+        st.info(f"The index at {escape_markdown(assistant.index.location)} is empty.", icon=":material/inventory_2:")
+        if bundled.is_file() and st.button("Index the bundled papers", type="primary", icon=":material/download:"):
+            try:
+                loaded = load_corpus(bundled)
+            except PaperChatError as error:
+                show_error(error)
+                return
+            if ingest_with_progress(assistant.index, loaded) is not None:
+                st.rerun()
+        st.caption("Or add your own on the Library page, or with `paperchat ingest FILE`.")
         return
-    st.markdown("Ask a question about the indexed papers, or try one of these:")
-    columns = st.columns(2)
+    st.markdown("Try one of these:")
     for i, ask in enumerate(asks):
-        columns[i % 2].button(escape_markdown(ask.text), key=f"example-{i}", on_click=ask_next, args=(ask,))
+        st.button(escape_markdown(ask.text), key=f"example-{i}", on_click=ask_next, args=(ask,), icon=":material/arrow_forward:")
 
 
 # --- page -------------------------------------------------------------------------------------
@@ -321,25 +382,33 @@ def render_examples(index: Index) -> None:
 
 def chat() -> None:
     history: list[Answer] = st.session_state.setdefault("history", [])
+    st.title("PaperChat")
+    # Drawn before the index and the model load, so the box is there to type into at once.
+    typed = st.chat_input("Ask about the papers")
     try:
         assistant = load_assistant()
+        # Another process or a teammate on the shared server may have ingested since the last rerun.
+        assistant.index.refresh()
         filters, k = sidebar(assistant, history)
     except PaperChatError as error:  # no index, or a shared server that went away
         show_error(error)
         st.stop()
+    st.caption(
+        f"Ask about {escape_markdown(assistant.index.stats().summary)}. Every claim cites its paper: "
+        "hover over a [n] to see the sentence it rests on, click it to see the abstract."
+    )
     for turn, answer in enumerate(history):
         render_turn(answer, turn)
 
-    typed = st.chat_input("Ask about the papers")
     request = st.session_state.pop("pending", None) or (Request(typed) if typed else None)
     if request is None:
         if not history:
-            render_examples(assistant.index)
+            render_first_screen(assistant)
         return
     answer = answer_live(assistant.offline() if request.offline else assistant, request, history, filters, k)
     if answer is not None:
         history.append(answer)
-        # Redraw from the stored Answer: its checked text, source cards and the exports.
+        # Redraw from the stored Answer: its checked text, evidence and the exports.
         st.rerun()
 
 

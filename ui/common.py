@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rag import Assistant, Filters, Index, PaperChatError, Settings
+from rag import Assistant, Filters, Index, IngestReport, LoadResult, PaperChatError, Settings
 from rag.markup import escape_markdown
 from rag.store import IndexStats
 
@@ -83,3 +83,18 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
         year_max=high if high != last else None,
     )
     return filters, k
+
+
+def ingest_with_progress(index: Index, loaded: LoadResult) -> IngestReport | None:
+    """Index `loaded` under a progress bar; None, with the error shown, if the index stayed busy."""
+    bar = st.progress(0.0, text="Indexing…")
+    try:
+        return index.ingest(
+            loaded,
+            progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}"),
+            waiting=lambda text: bar.progress(0.0, text=escape_markdown(text)),
+        )
+    except PaperChatError as error:  # another process kept the index busy past the wait
+        bar.empty()
+        show_error(error)
+        return None
