@@ -24,11 +24,11 @@ __all__ = ["bibtex", "conversation_markdown", "table_csv", "table_markdown_text"
 
 def conversation_markdown(history: Sequence[Answer]) -> str:
     """The conversation as a Markdown document: per turn the question, its scope (searched for,
-    filters, backend, date), the answer, what it lacks, its references, and the closest papers of
-    a decline."""
+    filters, backend, date), the answer, what it lacks, its references, the closest papers of a
+    decline, and the papers a clarification offers."""
     parts = ["# PaperChat conversation"]
     for answer in history:
-        parts += [f"## Q: {escape_markdown(answer.question)}", _scope(answer), answer.text]
+        parts += [part for part in (f"## Q: {escape_markdown(answer.question)}", _scope(answer), answer.text) if part]
         if answer.cut_off:
             parts.append(f"**Answer cut off:** {escape_markdown(answer.cut_off)}")
         if answer.note:
@@ -40,6 +40,9 @@ def conversation_markdown(history: Sequence[Answer]) -> str:
         if answer.closest:
             parts.append("**Closest papers (they do not answer this)**")
             parts += [f"- {_reference(s.paper)}" for s in answer.closest]
+        if answer.choices:
+            parts.append("**The papers it may mean**")
+            parts += [f"{s.number}. {_reference(s.paper)}" for s in answer.choices]
     return "\n\n".join(parts) + "\n"
 
 
@@ -49,10 +52,11 @@ def _scope(answer: Answer) -> str:
         items.append(f"searched for: {answer.standalone_question}")
     if answer.filters.active:
         items.append(f"filters: {answer.filters.description}")
-    items.append(f"answered by: {answer.backend}")
+    if answer.form != "clarify":  # a clarification is asked back by rule: no backend wrote it
+        items.append(f"answered by: {answer.backend}")
     if answer.created:
         items.append(f"on {answer.created}")
-    return "*" + escape_markdown(" · ".join(items)) + "*"
+    return "*" + escape_markdown(" · ".join(items)) + "*" if items else ""
 
 
 def table_csv(table: ComparisonTable) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
+from rag.answering.followup import with_choice
 from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.corpus import load_upload
 from rag.errors import BackendError
@@ -173,6 +174,7 @@ def render_searched_for(question: str, standalone: str, analysis: QuestionAnalys
 def render_answer(answer: Answer, turn: int) -> None:
     # Answer text is Markdown written by our backends (bold titles, [n] markers, a table).
     st.markdown(answer.text)
+    render_choices(answer, turn)
     if answer.note:
         st.info(escape_markdown(answer.note), icon=":material/info:")
     if answer.invalid_citations:
@@ -193,6 +195,14 @@ def render_answer(answer: Answer, turn: int) -> None:
 
 def offer_offline(request: Request, *, key: str) -> None:
     st.button("Answer from the abstracts instead", key=key, icon=":material/format_quote:", on_click=ask_next, args=(request,))
+
+
+def render_choices(answer: Answer, turn: int) -> None:
+    """A clarification's papers, a button each that asks the question again about that paper."""
+    for choice in answer.choices:
+        request = Request(with_choice(answer, choice))
+        label = escape_markdown(choice.paper.display_title)
+        st.button(label, key=f"choice-{turn}-{choice.number}", icon=":material/article:", on_click=ask_next, args=(request,))
 
 
 def render_table_downloads(table: ComparisonTable, turn: int) -> None:
