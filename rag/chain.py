@@ -1,6 +1,7 @@
 """The answering chain. It only orchestrates; each stage is its own module in `rag.answering`.
 
-    condense (rag.answering.followup) -> analyze (question) -> retrieve (rag.retrieval)
+    condense (rag.answering.followup), or ask back which paper an unclear reference means
+      -> analyze (question) -> retrieve (rag.retrieval)
       -> gather evidence (evidence) -> assess answerability (answerability)
       -> decline (decline), or plan the form (forms: quotes, collection, comparison) and stream
          the backend's answer through the stream guard (check) -> check citations and their support
@@ -24,7 +25,14 @@ from rag.answering.answerability import assess
 from rag.answering.check import StreamGuard, check_support, mark_unsupported
 from rag.answering.decline import decline_text, partial_note
 from rag.answering.evidence import Evidence, gather
-from rag.answering.followup import SUMMARY_REQUEST, acceptable_rewrite, resolve_by_rule, resolve_references
+from rag.answering.followup import (
+    SUMMARY_REQUEST,
+    Reading,
+    acceptable_rewrite,
+    read_references,
+    resolve_by_rule,
+    resolve_references,
+)
 from rag.answering.forms import plan
 from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
@@ -178,6 +186,10 @@ class Assistant:
     ) -> Iterator[Event]:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
+        reading = read_references(question, history)
+        if reading.unclear:
+            yield from self._clarify(question, reading)
+            return
         standalone = self.condense(question, history)
         timings["condense"] = time.perf_counter() - clock
         paper = self.summary_target(standalone)
@@ -271,6 +283,25 @@ class Assistant:
                 relevance=tuple(relevance(request.evidence, min_similarity=self.settings.min_relevance)),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
                 timings=timings,
+            )
+        )
+
+    def _clarify(self, question: str, reading: Reading) -> Iterator[Event]:
+        """Ask which paper an unclear reference means, offering the papers it may mean: no
+        retrieval and no model, as the answer would rest on a guess."""
+        yield SourcesEvent(reading.question, ())
+        yield TokenEvent(reading.ask_back)
+        yield DoneEvent(
+            Answer(
+                question=question,
+                standalone_question=reading.question,
+                text=reading.ask_back,
+                citations=(),
+                sources=(),
+                backend=self.backend.name,
+                form="clarify",
+                choices=reading.choices,
+                created=datetime.now(UTC).isoformat(timespec="seconds"),
             )
         )
 

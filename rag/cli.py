@@ -284,6 +284,11 @@ def _print_references(answer, *, show_all: bool = False) -> None:
         out.print("\n[bold]Closest papers (they do not answer this)[/]")
         for s in answer.closest:
             _print_paper(s)
+    if answer.choices:
+        out.print()
+        for s in answer.choices:
+            _print_paper(s)
+        out.print("[dim]Answer with a number or words of a title.[/]")
     others = [s for s in answer.sources if s not in cited and s.number not in matched]
     if others and answer.covered and answer.form != "summary":
         out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {escape(s.paper.display_title)}" for s in others) + "[/]")

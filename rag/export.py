@@ -33,17 +33,16 @@ __all__ = [
 def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> str:
     """The conversation as a Markdown document: when it was exported, then per turn the question,
     its scope (searched for, corpus, filters, backend, date), the answer, what it lacks, its
-    references, and the closest papers of a decline."""
+    references, the closest papers of a decline, and the papers a clarification offers."""
     parts = ["# PaperChat conversation"]
     if exported:
         parts.append(f"*Exported {escape_markdown(exported)}*")
     for answer in history:
         # A heading is one line; a question typed with line breaks is still one question.
-        parts += [
-            f"## Q: {escape_markdown(' '.join(answer.question.split()))}",
-            "*" + escape_markdown(" · ".join(scope_items(answer))) + "*",
-            answer.text,
-        ]
+        parts.append(f"## Q: {escape_markdown(' '.join(answer.question.split()))}")
+        if scope := scope_items(answer):
+            parts.append("*" + escape_markdown(" · ".join(scope)) + "*")
+        parts.append(answer.text)
         if answer.cut_off:
             parts.append(f"**Answer cut off:** {escape_markdown(answer.cut_off)}")
         if answer.note:
@@ -55,6 +54,9 @@ def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> s
         if answer.closest:
             parts.append("**Closest papers (they do not answer this)**")
             parts += [f"- {_reference(s.paper)}" for s in answer.closest]
+        if answer.choices:
+            parts.append("**The papers it may mean**")
+            parts += [f"{s.number}. {_reference(s.paper)}" for s in answer.choices]
     return "\n\n".join(parts) + "\n"
 
 
@@ -68,7 +70,8 @@ def scope_items(answer: Answer) -> list[str]:
         items.append(f"corpus: {answer.corpus}")
     if answer.filters.active:
         items.append(f"filters: {answer.filters.description}")
-    items.append(f"answered by: {answer.backend}")
+    if answer.form != "clarify":  # a clarification is asked back by rule: no backend wrote it
+        items.append(f"answered by: {answer.backend}")
     if answer.created:
         items.append(f"on {answer.created}")
     return items

@@ -377,6 +377,8 @@ class Answer(Record):
     answerability: Answerability | None = None
     # Papers shown when the corpus does not answer: the closest, which do not answer it (not cited).
     closest: tuple[Source, ...] = ()
+    # A clarification (form "clarify") asks which paper a follow-up means: these, numbered 1.. as offered.
+    choices: tuple[Source, ...] = ()
     matches: tuple[CollectionMatch, ...] = ()
     table: ComparisonTable | None = None
     filters: Filters = Filters()

@@ -46,9 +46,14 @@ def _cli_env(data_dir, env: dict[str, str] | None) -> dict[str, str]:
     return {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
 
 
-def run_cli(data_dir, *args, check=True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """`paperchat ARGS` in a subprocess on the index in `data_dir` (and `env`), from the repository root."""
-    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=ROOT, env=_cli_env(data_dir, env), timeout=300)
+def run_cli(
+    data_dir, *args, check=True, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess:
+    """`paperchat ARGS` in a subprocess on the index in `data_dir` (and `env`), from the repository
+    root, reading `input` as what the user types."""
+    done = subprocess.run(
+        [EXE, *args], capture_output=True, text=True, cwd=ROOT, env=_cli_env(data_dir, env), timeout=300, input=input
+    )
     if check:
         assert done.returncode == 0, done.stderr
     return done

@@ -9,7 +9,7 @@ from conftest import SEED_SET
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from rag.answering.followup import resolve_by_rule
+from rag.answering.followup import listed_papers, resolve_by_rule, with_choice
 from rag.chain import Assistant, DoneEvent, SourcesEvent, TokenEvent
 from rag.llm import ModelBackend
 
@@ -98,20 +98,24 @@ def test_a_model_answer_without_citations_is_flagged(seed_index):
     assert assistant.ask("Which papers make attention cheaper?").uncited
 
 
+@pytest.mark.semantic  # both bandit papers cited takes real embeddings
 def test_follow_ups_are_rewritten_by_rule(assistant):
     first = assistant.ask("Which papers are about multi-armed bandits?")
-    second_title = first.sources[1].paper.display_title
-    assert resolve_by_rule("Summarize the second one", [first]) == f'Summarize "{second_title}"'
-    assert second_title in resolve_by_rule("compare [1] and [2]", [first])
+    # "The second one" is the second paper the answer lists; "[2]" is source 2, listed or not.
+    listed = listed_papers(first)
+    assert len(listed) >= 2, "both bandit papers are cited"
+    assert resolve_by_rule("Summarize the second one", [first]) == f'Summarize "{listed[1].paper.display_title}"'
+    assert first.sources[1].paper.display_title in resolve_by_rule("compare [1] and [2]", [first])
     follow = resolve_by_rule("what are its main results?", [first])
     assert follow.startswith("what are its main results?") and "bandits" in follow
     assert resolve_by_rule("What is Flat-LoRA?", [first]) == "What is Flat-LoRA?"
     assert resolve_by_rule("what about it?", []) == "what about it?"
 
 
+@pytest.mark.semantic
 def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
     first = assistant.ask("Which papers are about multi-armed bandits?")
-    second = first.sources[1].paper
+    second = listed_papers(first)[1].paper
     summary = assistant.ask("summarize the second one", history=[first])
     assert summary.question == "summarize the second one"
     assert [s.paper.id for s in summary.sources] == [second.id]
@@ -122,6 +126,39 @@ def test_a_summary_follow_up_summarizes_the_paper_it_names(assistant):
     it = assistant.ask("summarize it", history=[single])
     assert it.standalone_question == f"Summarize “{single.cited_sources[0].paper.display_title}”"
     assert len(it.sources) == 1
+
+
+@pytest.mark.semantic
+def test_a_follow_up_past_the_cited_papers_asks_which_paper_and_a_choice_answers_it(assistant, monkeypatch):
+    first = assistant.ask("Which papers are about bandits?")
+    cited = [s.paper for s in first.cited_sources]
+    assert 1 <= len(cited) < 3 and len(first.sources) >= 3, "the bandits answer cites fewer papers than it retrieved"
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("a clarification retrieves nothing")
+
+    monkeypatch.setattr("rag.chain.search", no_search)
+    events = list(assistant.stream("summarize the third one", history=[first]))
+    assert isinstance(events[0], SourcesEvent) and events[0].sources == ()
+    assert isinstance(events[-1], DoneEvent)
+    clarify = events[-1].answer
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == clarify.text
+    assert clarify.form == "clarify" and clarify.text.startswith("Which paper do you mean by “the third one”?")
+    assert [c.paper.id for c in clarify.choices] == [p.id for p in cited]
+    assert clarify.sources == clarify.citations == ()
+    # Nor is a model asked, to rewrite the follow-up or to answer it: it has no reply to give.
+    silent = GenericFakeChatModel(messages=iter([]))
+    backend = ModelBackend.wrapping(silent, assistant.settings, name="fake", reason="test")
+    modelled = Assistant(assistant.index, assistant.settings, backend=backend)
+    assert modelled.ask("summarize the third one", history=[first]).choices == clarify.choices
+    monkeypatch.undo()
+
+    # A choice, by its button's question or by its number, is summarized: not the uncited third source.
+    chosen = cited[-1]
+    for reply in (with_choice(clarify, clarify.choices[-1]), str(len(cited))):
+        summary = assistant.ask(reply, history=[first, clarify])
+        assert summary.form == "summary" and [s.paper.id for s in summary.sources] == [chosen.id]
+    assert chosen.display_title in with_choice(clarify, clarify.choices[-1])
 
 
 @pytest.mark.semantic

@@ -148,6 +148,16 @@ def test_a_collection_lists_every_matching_paper(listing_index):
     assert {c["number"] for c in answer["citations"]} == {1, 2}
 
 
+def test_chat_asks_which_paper_an_unclear_follow_up_means_and_takes_its_number(listing_index):
+    done = run(listing_index, "chat", input="Which papers are about bandits?\nsummarize the third one\n2\n")
+    _, asked, rest = done.stdout.partition("Which paper do you mean by “the third one”? The last answer cites 2 papers.")
+    choices, answered, summary = rest.partition("Answer with a number or words of a title.")
+    assert asked and answered, done.stdout
+    numbered = [line for line in choices.splitlines() if line.startswith("[")]
+    assert [line[:4] for line in numbered] == ["[1] ", "[2] "]
+    assert "Sources\n[1] " + numbered[1][4:] + "\n" in summary, "choice 2 is summarized, citing it alone"
+
+
 def test_a_comparison_prints_a_table_and_exports_it(listing_index, tmp_path):
     out = tmp_path / "table.csv"
     done = run(listing_index, "ask", "Compare MoH and Flat-LoRA", "--export", str(out))

@@ -213,3 +213,19 @@ def test_bibtex_keeps_the_abstracts_latex_and_escapes_the_rest():
     assert entries(bibtex([accented]))["jin2025moh"].fields_dict["abstract"].value == (
         "The Carath\\'eodory problem, \\textbf{in bold}, costs \\$5 \\& 10\\%."
     )
+
+
+def test_conversation_markdown_gives_a_clarification_and_the_papers_it_offers():
+    clarify = Answer(
+        question="Summarize the third one", standalone_question="Summarize the third one",
+        text="Which paper do you mean by “the third one”? The last answer cites 2 papers.",
+        citations=(), sources=(), backend="extractive", form="clarify", choices=(source(1, MOH), source(2, SPECIAL)),
+    )
+    text = conversation_markdown([clarify])
+    assert text.startswith(
+        "# PaperChat conversation\n\n## Q: Summarize the third one\n\n"
+        "Which paper do you mean by “the third one”? The last answer cites 2 papers.\n\n"
+        "**The papers it may mean**\n\n"
+        "1. Peng Jin, Bo Zhu, Li Yuan, Shuicheng YAN. MoH: Multi-Head Attention as Mixture-of-Head Attention."
+    ), "no backend answered it, and the choices are numbered as offered"
+    assert text.splitlines()[-1].startswith("2. José Álvarez-Núñez, van der Berg, Jan. On {Sparse} Costs: 100% of R\\&D\\_x")

@@ -106,6 +106,23 @@ def test_follow_up_is_rewritten_from_history(open_app):
     assert "**MoH**: “" in answer_text(at.chat_message[1])
 
 
+def test_an_unclear_follow_up_offers_the_cited_papers_as_buttons_that_answer(open_app):
+    at = ask(ask(open_app(), "Which papers are about bandits?"), "summarize the third one")
+    cited = [plain(label).split("] ", 1)[1] for label in source_labels(at.chat_message[1])]
+    assert 1 <= len(cited) < 3, "the bandits answer cites fewer than three papers"
+    clarify = at.chat_message[3]
+    assert plain(clarify.markdown[0].value).startswith("Which paper do you mean by “the third one”?")
+    assert not source_labels(clarify), "nothing was retrieved for it"
+    choices = [b for b in clarify.button if b.key.startswith("choice-")]
+    assert [plain(b.label) for b in choices] == cited
+
+    choices[-1].click().run()
+    assert not at.exception
+    assert [m.name for m in at.chat_message] == ["user", "assistant"] * 3
+    assert plain(at.chat_message[4].markdown[0].value) == f'summarize "{cited[-1]}"'
+    assert [plain(label) for label in source_labels(at.chat_message[5])] == [f"[1] {cited[-1]}"]
+
+
 def test_category_filter_limits_the_sources(open_app):
     papers = load_corpus(PAPERS).papers
     theory = next(p.category for p in papers if p.category.startswith("Theory"))

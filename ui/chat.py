@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
+from rag.answering.followup import with_choice
 from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.citations import citation_tips, link_citations
 from rag.corpus import load_corpus, load_upload
@@ -148,7 +149,8 @@ def render_scope(answer: Answer) -> None:
     if answer.corpus:
         chips.append(f":gray-badge[:material/library_books: {escape_markdown(answer.corpus)}]")
     chips += [f":blue-badge[:material/filter_alt: {escape_markdown(part)}]" for part in answer.filters.parts]
-    chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.backend)}]")
+    if answer.form != "clarify":  # asked back by rule: no backend wrote it
+        chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.backend)}]")
     if answer.standalone_question != answer.question:
         chips.append(f":orange-badge[:material/edit: searched for “{escape_markdown(answer.standalone_question)}”]")
     st.markdown(" ".join(chips), help=escape_markdown(" · ".join(scope_items(answer))))
@@ -175,6 +177,7 @@ def render_answer(answer: Answer, turn: int) -> None:
     # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
     links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
     st.markdown(link_citations(answer.text, links))
+    render_choices(answer, turn)
     if answer.note:
         st.info(escape_markdown(answer.note), icon=":material/info:")
     if answer.invalid_citations:
@@ -194,6 +197,14 @@ def render_answer(answer: Answer, turn: int) -> None:
 
 def offer_offline(request: Request, *, key: str) -> None:
     st.button("Answer from the abstracts instead", key=key, icon=":material/format_quote:", on_click=ask_next, args=(request,))
+
+
+def render_choices(answer: Answer, turn: int) -> None:
+    """A clarification's papers, a button each that asks the question again about that paper."""
+    for choice in answer.choices:
+        request = Request(with_choice(answer, choice))
+        label = escape_markdown(choice.paper.display_title)
+        st.button(label, key=f"choice-{turn}-{choice.number}", icon=":material/article:", on_click=ask_next, args=(request,))
 
 
 def render_table_downloads(table: ComparisonTable, turn: int) -> None:
