@@ -20,6 +20,7 @@ from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_
 from rag.markup import defuse_markdown, escape_markdown, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis
 from ui.common import Request, ask_next, load_assistant, show_error
+from ui.conversations import conversations_section, current_history, save_turn
 
 ALL = "All"
 MAX_K = 20
@@ -62,6 +63,7 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         chunks.metric("Chunks", stats.chunks)
         categories.metric("Categories", len(stats.categories))
         st.caption(f"Embeddings: {escape_markdown(stats.embedding_model)}")
+        conversations_section(assistant.settings)
 
         st.subheader("Backend")
         st.markdown(escape_markdown(assistant.backend.label))
@@ -343,9 +345,9 @@ def render_examples(index: Index) -> None:
 
 
 def chat() -> None:
-    history: list[Answer] = st.session_state.setdefault("history", [])
     try:
         assistant = load_assistant()
+        history = current_history(assistant.settings)
         filters, k = sidebar(assistant, history)
     except PaperChatError as error:  # no index, or a shared server that went away
         show_error(error)
@@ -362,6 +364,7 @@ def chat() -> None:
     answer = answer_live(assistant.offline() if request.offline else assistant, request, history, filters, k)
     if answer is not None:
         history.append(answer)
+        save_turn(assistant.settings, answer)
         # Redraw from the stored Answer: its checked text, source cards and the exports.
         st.rerun()
 
