@@ -13,6 +13,7 @@ as a LangChain retriever, for chains of one's own.
 """
 
 from rag.chain import Assistant, DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
+from rag.conversations import Conversation, ConversationStore
 from rag.corpus import load_corpus, read_corpus
 from rag.errors import (
     AnswerCutOff,
@@ -21,6 +22,8 @@ from rag.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
     ConfigError,
+    ConversationError,
+    ConversationNotFoundError,
     CorpusError,
     EmbeddingMismatchError,
     EvalIncompleteError,
@@ -48,6 +51,10 @@ __all__ = [
     "BackendUnavailableError",
     "Citation",
     "ConfigError",
+    "Conversation",
+    "ConversationError",
+    "ConversationNotFoundError",
+    "ConversationStore",
     "CorpusError",
     "DoneEvent",
     "EmbeddingMismatchError",

@@ -60,6 +60,19 @@ class PaperNotFoundError(PaperChatError):
     """No indexed paper matches the id or title words given."""
 
 
+class ConversationError(PaperChatError):
+    """A saved conversation's file cannot be read or written; names the file."""
+
+    def __init__(self, path: Path, reason: str, *, hint: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}", hint=hint)
+
+
+class ConversationNotFoundError(ConversationError):
+    """No saved conversation has the id asked for (deleted, or an id no file can have)."""
+
+
 class BackendError(PaperChatError):
     """The answering backend failed (API down, bad key, rate limit, model error)."""
 

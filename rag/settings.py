@@ -192,6 +192,11 @@ class Settings(BaseSettings):
         return Limits(**{name: getattr(self, name) for name in Limits.model_fields})
 
     @property
+    def conversations_dir(self) -> Path:
+        """Where the app saves conversations (`rag.conversations`), one file each."""
+        return self.data_dir / "conversations"
+
+    @property
     def has_openai_key(self) -> bool:
         return bool(self.openai_api_key and self.openai_api_key.get_secret_value())
 

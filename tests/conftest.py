@@ -169,13 +169,19 @@ APP = str(ROOT / "ui" / "app.py")  # AppTest resolves a relative path against th
 
 @pytest.fixture
 def open_app(monkeypatch, app_index_dir):
-    """Start the app on an index dir (the bundled corpus unless told) with extra environment."""
+    """Start the app on an index dir (the bundled corpus unless told) with extra environment, at
+    a URL with `query` parameters."""
+    # The app saves every answered question under the index dir the module's tests share: each
+    # test starts with none saved.
+    shutil.rmtree(app_index_dir / "conversations", ignore_errors=True)
 
-    def start(data_dir=app_index_dir, **env: str) -> AppTest:
+    def start(data_dir=app_index_dir, *, query: dict[str, str] | None = None, **env: str) -> AppTest:
         monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        at = AppTest.from_file(APP, default_timeout=120).run()
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params.update(query or {})
+        at.run()
         assert not at.exception
         return at
 

@@ -111,7 +111,7 @@ def test_an_unclear_follow_up_offers_the_cited_papers_as_buttons_that_answer(ope
     cited = [plain(label).split("] ", 1)[1] for label in source_labels(at.chat_message[1])]
     assert 1 <= len(cited) < 3, "the bandits answer cites fewer than three papers"
     clarify = at.chat_message[3]
-    assert plain(clarify.markdown[0].value).startswith("Which paper do you mean by “the third one”?")
+    assert plain(answer_text(clarify)).startswith("Which paper do you mean by “the third one”?")
     assert not source_labels(clarify), "nothing was retrieved for it"
     choices = [b for b in clarify.button if b.key.startswith("choice-")]
     assert [plain(b.label) for b in choices] == cited

@@ -24,6 +24,7 @@ from rag.export import conversation_bibtex, conversation_markdown, scope_items, 
 from rag.markup import defuse_markdown, escape_markdown, highlighted, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis, Relevance
 from ui.common import Request, ask_next, choose_filters, ingest_with_progress, load_assistant, show_error
+from ui.conversations import conversations_section, current_history, save_turn
 
 # Cited papers whose cards open beside the answer; more are listed folded, so a long collection
 # answer does not push its own evidence out of reach.
@@ -61,6 +62,7 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
     and k to ask with."""
     stats = assistant.index.stats()
     with st.sidebar:
+        conversations_section(assistant.settings)
         filters, k = choose_filters(stats, assistant.settings.k)
         upload(assistant.index)
         if history:
@@ -153,7 +155,8 @@ def render_scope(answer: Answer) -> None:
         chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.backend)}]")
     if answer.standalone_question != answer.question:
         chips.append(f":orange-badge[:material/edit: searched for “{escape_markdown(answer.standalone_question)}”]")
-    st.markdown(" ".join(chips), help=escape_markdown(" · ".join(scope_items(answer))))
+    if chips:
+        st.markdown(" ".join(chips), help=escape_markdown(" · ".join(scope_items(answer))))
 
 
 def render_searched_for(question: str, standalone: str, analysis: QuestionAnalysis | None, *, rewritten: bool = True) -> None:
@@ -392,12 +395,12 @@ def render_first_screen(assistant: Assistant) -> None:
 
 
 def chat() -> None:
-    history: list[Answer] = st.session_state.setdefault("history", [])
     st.title("PaperChat")
     # Drawn before the index and the model load, so the box is there to type into at once.
     typed = st.chat_input("Ask about the papers")
     try:
         assistant = load_assistant()
+        history = current_history(assistant.settings)
         # Another process or a teammate on the shared server may have ingested since the last rerun.
         assistant.index.refresh()
         filters, k = sidebar(assistant, history)
@@ -419,6 +422,7 @@ def chat() -> None:
     answer = answer_live(assistant.offline() if request.offline else assistant, request, history, filters, k)
     if answer is not None:
         history.append(answer)
+        save_turn(assistant.settings, answer)
         # Redraw from the stored Answer: its checked text, evidence and the exports.
         st.rerun()
 

@@ -1,0 +1,259 @@
+"""Saved conversations: one readable JSON file per conversation, `<id>.json` in
+`Settings.conversations_dir`.
+
+A file holds a format number, the id, a title, when the conversation was started and when its
+last turn was added, and its turns: the `Answer` records whole (text, citations, sources), so a
+reopened conversation is drawn and exported as it was first shown. A file is written whole or
+not at all, so a crash mid-save leaves the version before it.
+
+Titles, ids and adding a turn are pure; `ConversationStore` reads and writes the folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import AwareDatetime, ValidationError
+
+from rag.errors import ConversationError, ConversationNotFoundError
+from rag.markup import to_plain
+from rag.records import Answer, Record
+
+__all__ = [
+    "FORMAT",
+    "Conversation",
+    "ConversationList",
+    "ConversationStore",
+    "ConversationSummary",
+    "SkippedFile",
+    "added",
+    "started",
+    "title_for",
+]
+
+# The file format's version: a later PaperChat that changes the layout raises it, and this one
+# refuses a file of a newer format instead of misreading it.
+FORMAT = 1
+# Ids come back from a URL (?c=<id>), so they are checked to be plain file names: no separator,
+# no dot, nothing a file system treats specially.
+_ID = re.compile(r"[0-9a-z][0-9a-z-]{0,63}")
+# What fits a line of the sidebar.
+TITLE_CHARS = 48
+
+
+class Conversation(Record):
+    """A saved conversation. `updated` is when its last turn was added, and orders the list (a
+    rename leaves it). Times carry their zone (ISO 8601 in the file), so any two compare."""
+
+    format: int = FORMAT
+    id: str
+    title: str
+    created: AwareDatetime
+    updated: AwareDatetime
+    turns: tuple[Answer, ...] = ()
+
+
+class ConversationSummary(Record):
+    """A conversation as the list shows it."""
+
+    id: str
+    title: str
+    updated: AwareDatetime
+    turns: int
+
+
+class SkippedFile(Record):
+    """A file of the folder the list left out, why, and what to do about it."""
+
+    path: str
+    reason: str
+    hint: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class ConversationList(Record):
+    """The saved conversations, newest first, and the files that could not be read."""
+
+    conversations: tuple[ConversationSummary, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+# --- pure -------------------------------------------------------------------------------------
+
+
+def title_for(question: str) -> str:
+    """A conversation's title from its first question: its words in plain text, cut at a word
+    to fit a line, with "…" when cut."""
+    words = to_plain(question).split()
+    title = ""
+    for word in words:
+        longer = f"{title} {word}" if title else word
+        if len(longer) > TITLE_CHARS:
+            return (title or word[:TITLE_CHARS]) + "…"
+        title = longer
+    return title or "Untitled"
+
+
+def _check_id(folder: Path, id: str) -> str:
+    """`id` if a conversation can have it; else ConversationNotFoundError (no file is looked for)."""
+    if not _ID.fullmatch(id):
+        raise ConversationNotFoundError(
+            folder,
+            f"{id!r} is not a conversation id (lowercase letters, digits and dashes)",
+            hint="open one from the list of saved conversations (a file is listed when its name is such an id)",
+        )
+    return id
+
+
+def started(answer: Answer, now: datetime) -> Conversation:
+    """A new conversation whose first turn is `answer`, titled after its question. The id starts
+    with the time, so the folder lists the files in the order they were started."""
+    now = now.astimezone(UTC)
+    return Conversation(
+        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}",
+        title=title_for(answer.question),
+        created=now,
+        updated=now,
+        turns=(answer,),
+    )
+
+
+def added(conversation: Conversation, answer: Answer, now: datetime) -> Conversation:
+    """`conversation` with `answer` as its next turn."""
+    return conversation.model_copy(update={"turns": (*conversation.turns, answer), "updated": now.astimezone(UTC)})
+
+
+def _summary(conversation: Conversation) -> ConversationSummary:
+    return ConversationSummary(
+        id=conversation.id, title=conversation.title, updated=conversation.updated, turns=len(conversation.turns)
+    )
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"])
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {problem['msg']}{more}" if where else f"{problem['msg']}{more}"
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+class ConversationStore:
+    """The conversations saved in `folder` (made at the first save)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+
+    def path(self, id: str) -> Path:
+        return self.folder / f"{_check_id(self.folder, id)}.json"
+
+    def list(self) -> ConversationList:
+        """Every conversation the folder holds, newest first; a file that cannot be read is left
+        out and named in `skipped`, so one bad file does not hide the others."""
+        found, skipped = [], []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                found.append(_summary(self._read(path)))
+            except ConversationError as error:
+                # A file deleted meanwhile is just gone; any other (a name no id can have, bad
+                # contents) is named.
+                if path.exists():
+                    skipped.append(SkippedFile(path=str(path), reason=error.reason, hint=error.hint))
+        found.sort(key=lambda c: (c.updated, c.id), reverse=True)
+        return ConversationList(conversations=tuple(found), skipped=tuple(skipped))
+
+    def load(self, id: str) -> Conversation:
+        return self._read(self.path(id))
+
+    def save(self, conversation: Conversation) -> Path:
+        """Write `conversation` to its file, replacing it whole: a temporary file beside it is
+        renamed over it, which no crash can leave half done."""
+        path = self.path(conversation.id)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # A dot-name: the list reads *.json only, and a crash's leftover stays out of sight.
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{conversation.id}.", suffix=".tmp")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as file:
+                    file.write(conversation.model_dump_json(indent=2) + "\n")
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise ConversationError(
+                path,
+                f"cannot save the conversation: {exc.strerror or exc}",
+                hint="make the folder writable, or set PAPERCHAT_DATA_DIR to a folder that is",
+            ) from None
+        return path
+
+    def add_turn(self, answer: Answer, to: str | None = None, *, now: datetime | None = None) -> Conversation:
+        """Save `answer` as the next turn of conversation `to`, read afresh so a rename made
+        meanwhile (another tab) is kept; or as the first turn of a new conversation when `to` is
+        None or was deleted. Returns the conversation as saved."""
+        now = now or datetime.now(UTC)
+        try:
+            conversation = added(self.load(to), answer, now) if to is not None else started(answer, now)
+        except ConversationNotFoundError:
+            conversation = started(answer, now)
+        self.save(conversation)
+        return conversation
+
+    def rename(self, id: str, title: str) -> Conversation:
+        title = " ".join(title.split())
+        if not title:
+            raise ConversationError(self.path(id), "a conversation's title cannot be blank", hint="type a title")
+        conversation = self.load(id).model_copy(update={"title": title})
+        self.save(conversation)
+        return conversation
+
+    def delete(self, id: str) -> None:
+        """Remove the conversation's file; one already gone (deleted from another tab) is no error."""
+        path = self.path(id)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ConversationError(
+                path, f"cannot delete the conversation: {exc.strerror or exc}", hint="make the folder writable"
+            ) from None
+
+    def _read(self, path: Path) -> Conversation:
+        id = _check_id(self.folder, path.stem)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConversationNotFoundError(
+                path, "no such saved conversation", hint="it was deleted: open another, or start a new one"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise ConversationError(
+                path, f"cannot read the saved conversation: {reason}", hint="make the file readable, or delete it"
+            ) from None
+        try:
+            conversation = Conversation.model_validate_json(text)
+        except ValidationError as exc:
+            raise ConversationError(
+                path,
+                f"not a PaperChat conversation: {_first_problem(exc)}",
+                hint="fix the file (it is JSON), or delete it to drop the conversation",
+            ) from None
+        if conversation.format > FORMAT:
+            raise ConversationError(
+                path,
+                f"written by a newer PaperChat (format {conversation.format}; this one reads format {FORMAT})",
+                hint="upgrade PaperChat to open it",
+            )
+        # The file's name is the id a URL and the list use: a copied file is a conversation of its own.
+        return conversation.model_copy(update={"id": id})
