@@ -571,9 +571,12 @@ def eval_(
 def _print_report(report) -> None:
     if report.judge_note:
         err.print(f"[bold yellow]{escape(report.judge_note)}[/]")
-    table = Table("metric", "value", "items", title=f"{report.set_name} · {report.backend} · {report.retriever}")
+    from rag.metrics import label
+
+    # The id beside each name: what report.json and scripts reading it call the metric.
+    table = Table("metric", "id", "value", "items", title=f"{report.set_name} · {report.backend} · {report.retriever}")
     for metric, value in report.metrics.items():
-        table.add_row(metric, f"{value:.3f}", str(report.counts[metric]))
+        table.add_row(label(metric), f"[dim]{escape(metric)}[/]", f"{value:.3f}", str(report.counts[metric]))
     out.print(table)
     if report.judge_agreement:
         a = report.judge_agreement
@@ -586,6 +589,7 @@ def _print_report(report) -> None:
 
 def _print_comparison(before, after) -> None:
     from rag.evaluate import compare
+    from rag.metrics import label
 
     table = Table(
         "metric",
@@ -602,7 +606,7 @@ def _print_comparison(before, after) -> None:
 
         colour = "" if delta.better is None else "green" if delta.better else "red"
         change = cell(delta.change, "+")
-        table.add_row(delta.metric, cell(delta.before), cell(delta.after), f"[{colour}]{change}[/]" if colour else change)
+        table.add_row(label(delta.metric), cell(delta.before), cell(delta.after), f"[{colour}]{change}[/]" if colour else change)
     out.print(table)
 
 

@@ -48,6 +48,8 @@ an abstract sentence that is one of the gold answering sentences. ``collection_p
 matches after "and N more") against the gold papers.
 
 Latency, in seconds per stage of `Answer.timings` (retrieve, generate, total, ...): p50 and p95.
+
+What each metric is called where it is shown, and the rule a question passes it by: `rag.metrics`.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ from rag.citations import cited_sentences
 from rag.errors import AnswerCutOff, PaperChatError
 from rag.judges import Judge, PairedJudge, agreement
 from rag.markup import to_plain
-from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult
+from rag.metrics import LOWER_IS_BETTER, METRICS
+from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult, Source
 from rag.retrieval import search
 from rag.settings import Settings
+from rag.store import Index
 
 Progress = Callable[[int, int], None]
 
@@ -78,9 +82,6 @@ Progress = Callable[[int, int], None]
 # judge's figures are not the headline: 0.4 is where agreement stops being "fair" and starts to
 # be "moderate" (Landis and Koch, 1977).
 KAPPA_BAR = 0.4
-
-# Metrics where lower is better, besides latencies; every other metric is better higher.
-LOWER_IS_BETTER = frozenset({"answerable_refused", "answerable_partial"})
 
 _TREC_NAMES = {"recall": "recall@{k}", "ndcg_cut": "ndcg@{k}"}
 
@@ -243,29 +244,7 @@ def aggregate(items: Sequence[ItemResult]) -> tuple[dict[str, float], dict[str, 
                 else:
                     name = "unanswerable_declined"
             values.setdefault(name, []).append(value)
-    order = [
-        "recall@1",
-        "recall@5",
-        "recall@10",
-        "recall@100",
-        "mrr@10",
-        "ndcg@10",
-        "citation_recall",
-        "citation_precision",
-        "faithfulness",
-        "answer_relevance",
-        "gold_citation_precision",
-        "gold_citation_recall",
-        "collection_precision",
-        "collection_recall",
-        "gold_sentence_quoted",
-        "unanswerable_declined",
-        "unanswerable_refused",
-        "answerable_refused",
-        "answerable_partial",
-        "decline_accuracy",
-    ]
-    names = [n for n in order if n in values] + sorted(set(values) - set(order))
+    names = [n for n in METRICS if n in values] + sorted(set(values) - set(METRICS))
     return {n: float(np.mean(values[n])) for n in names}, {n: len(values[n]) for n in names}
 
 
@@ -367,8 +346,9 @@ def run_eval(
         )
         headline, other = seconded, scored
     metrics, counts = aggregate(headline)
-    groups = dict.fromkeys(_group(r) for r in headline)
-    by_type = {g: aggregate([r for r in headline if _group(r) == g])[0] for g in groups}
+    # The by-type table's rows: the types, unanswerable questions by their kind.
+    groups = dict.fromkeys(r.group for r in headline)
+    by_type = {g: aggregate([r for r in headline if r.group == g])[0] for g in groups}
     final = {r.id: r for r in scored}
     backend = assistant.backend
     return EvalReport(
@@ -427,18 +407,22 @@ def _ask(
         retrieved=tuple(s.paper.id for s in found),
     )
     if judge is None:
-        return result.model_copy(update={"timings": {"retrieve": time.perf_counter() - clock}})
+        timings = {"retrieve": time.perf_counter() - clock}
+        return result.model_copy(update={"timings": timings, "titles": _titles(assistant.index, item.gold, found[:k])})
     answer = assistant.ask(item.question, k=k)
     if answer.cut_off:
         # Half an answer would score as a poor one: it is the backend's failure, to be asked again.
         raise AnswerCutOff(answer.cut_off, hint="the answer broke off; --resume asks it again")
     decided = len(judge.verdicts) if isinstance(judge, PairedJudge) else 0
+    listed = listed_papers(answer)
+    given = [s for s in answer.sources if s.paper.id in listed]
     update = {
         "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
         "covered": answer.covered,
         "form": answer.form,
         "citations": answer.citations,
-        "listed": tuple(listed_papers(answer)),
+        "listed": tuple(listed),
+        "titles": _titles(assistant.index, item.gold, [*found[:k], *given]),
         "scores": answer_scores(item, answer, judge),
         "timings": dict(answer.timings),
     }
@@ -447,9 +431,11 @@ def _ask(
     return result.model_copy(update=update)
 
 
-def _group(result: ItemResult) -> str:
-    """The by-type table's row: the type, and for unanswerable questions their kind."""
-    return f"{result.type}/{result.kind}" if result.kind else result.type
+def _titles(index: Index, gold: Sequence[str], shown: Sequence[Source]) -> dict[str, str]:
+    """The title of each paper of `shown` and of each gold paper (looked up when not shown)."""
+    papers = {s.paper.id: s.paper for s in shown}
+    papers |= index.fetch([g for g in gold if g not in papers])
+    return {pid: paper.title or paper.display_title for pid, paper in papers.items()}
 
 
 @dataclass(frozen=True)

@@ -471,6 +471,10 @@ class ItemResult(Record):
     form: str = ""
     citations: tuple[Citation, ...] = ()
     listed: tuple[str, ...] = ()  # every paper the answer gives (cited, or a collection's further matches)
+    # Paper id -> title (as written, LaTeX and all) of the gold papers, the top k retrieved and
+    # those the answer gives, so a report shows what they are without the index. Empty in a
+    # report written before reports kept them.
+    titles: dict[str, str] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
     # With a paired judge (`rag.judges.PairedJudge`): `scores` are the primary judge's, these the
@@ -485,6 +489,50 @@ class ItemResult(Record):
     def cited(self) -> tuple[str, ...]:
         """The ids of the papers the answer cites, each once, in order."""
         return tuple(dict.fromkeys(c.paper_id for c in self.citations))
+
+    @property
+    def group(self) -> str:
+        """The question's type, and for unanswerable questions their kind: "unanswerable/out_of_corpus"."""
+        return f"{self.type}/{self.kind}" if self.kind else self.type
+
+
+class MetricCheck(Record):
+    """A question checked on one metric by its pass rule (`rag.metrics`): its score, and whether it passed."""
+
+    metric: str
+    value: float
+    passed: bool
+
+
+class PaperMark(Record):
+    """A paper an evaluated question names (gold, cited, listed or retrieved near the top), and
+    what the run did with it."""
+
+    id: str
+    title: str = ""  # as written; empty when the report does not hold it
+    gold: bool = False
+    cited: bool = False
+    listed: bool = False  # given by the answer: cited, or a collection's further match
+    rank: int | None = None  # its place in the ranking scored, from 1; None when not in it
+
+
+class QuestionOutcome(Record):
+    """One question of a report, checked (`rag.outcomes`): what it got, the scores its report
+    leads with, each check that applies, and the papers it names."""
+
+    item: ItemResult
+    scores: dict[str, float]
+    checks: tuple[MetricCheck, ...]
+    papers: tuple[PaperMark, ...]
+
+    @property
+    def failures(self) -> tuple[MetricCheck, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def failed(self) -> bool:
+        """Whether it failed a check, or failed to run at all."""
+        return bool(self.item.error or self.failures)
 
 
 class EvalReport(Record):

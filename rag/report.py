@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from rag.errors import PaperChatError
-from rag.evaluate import LOWER_IS_BETTER
 from rag.markup import escape_markdown
+from rag.metrics import description, label
 from rag.records import EvalReport, ItemResult
 
 PLOTS = ("metrics.png", "latency.png", "by_type.png")
@@ -102,18 +102,15 @@ def markdown(report: EvalReport) -> str:
         "",
         "## Metrics",
         "",
-        "| metric | value | items |",
-        "|---|---:|---:|",
-        *(
-            f"| {m}{' (lower is better)' if m in LOWER_IS_BETTER else ''} | {v:.3f} | {report.counts[m]} |"
-            for m, v in report.metrics.items()
-        ),
+        "| metric | value | items | what it measures |",
+        "|---|---:|---:|---|",
+        *(f"| {label(m)} | {v:.3f} | {report.counts[m]} | {description(m)} |" for m, v in report.metrics.items()),
         "",
     ]
     if report.alternative_metrics:
         title = "LLM judge's figures" if report.judge_note else "Similarity judge's figures, for comparison"
         lines += [f"### {title}", "", "| metric | value |", "|---|---:|"]
-        lines += [f"| {m} | {v:.3f} |" for m, v in report.alternative_metrics.items()]
+        lines += [f"| {label(m)} | {v:.3f} |" for m, v in report.alternative_metrics.items()]
         lines.append("")
     if report.judge_agreement:
         a = report.judge_agreement
@@ -124,7 +121,8 @@ def markdown(report: EvalReport) -> str:
         ]
     if len(report.by_type) > 1:
         names = [m for m in report.metrics if any(m in t for t in report.by_type.values())]
-        lines += ["## By question type", "", "| type | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        header = " | ".join(label(m) for m in names)
+        lines += ["## By question type", "", f"| type | {header} |", "|---|" + "---:|" * len(names)]
         for kind, metrics in report.by_type.items():
             lines.append(f"| {kind} | " + " | ".join(f"{metrics[m]:.3f}" if m in metrics else "" for m in names) + " |")
         lines.append("")
@@ -188,7 +186,7 @@ def _plot_metrics(report: EvalReport, path: Path) -> None:
     plt = _pyplot()
     names = list(report.metrics)
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.2))
-    bars = ax.barh(names[::-1], [report.metrics[n] for n in names[::-1]], color="#4c72b0")
+    bars = ax.barh([label(n) for n in names[::-1]], [report.metrics[n] for n in names[::-1]], color="#4c72b0")
     ax.bar_label(bars, fmt="%.3f", padding=3, fontsize=8)
     ax.set_xlim(0, 1.12)
     ax.set_title(f"{report.set_name} · {report.backend} · {report.retriever}", fontsize=10)
@@ -217,7 +215,7 @@ def _plot_by_type(report: EvalReport, path: Path) -> None:
     width = 0.8 / max(len(metrics), 1)
     for j, metric in enumerate(metrics):
         xs = [i + j * width for i in range(len(kinds))]
-        ax.bar(xs, [report.by_type[k].get(metric, 0.0) for k in kinds], width, label=metric)
+        ax.bar(xs, [report.by_type[k].get(metric, 0.0) for k in kinds], width, label=label(metric))
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))], kinds)
     ax.set_ylim(0, 1.05)
     _legend(ax, fontsize=7, loc="lower right")

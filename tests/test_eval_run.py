@@ -67,6 +67,9 @@ def test_the_report_covers_every_item_and_metric(seed_report):
     assert {"retrieve", "generate", "total"} <= set(seed_report.latency)
     item = seed_report.items[0]
     assert item.answer and item.cited and "recall@5" in item.scores and "total" in item.timings
+    # Titles of the gold and the top retrieved papers, so the report shows them without the index.
+    assert item.titles[item.gold[0]] == "MoH: Multi-Head Attention as Mixture-of-Head Attention"
+    assert set(item.retrieved[: seed_report.k]) <= set(item.titles)
     assert all(c.support and c.citing_sentence for c in item.citations)
 
 
@@ -77,7 +80,7 @@ def test_a_written_report_reads_back_with_its_plots(seed_report, tmp_path):
     for plot in PLOTS:
         assert (folder / plot).read_bytes().startswith(b"\x89PNG")
     text = (folder / "report.md").read_text()
-    assert "| recall@5 |" in text and "## By question type" in text and "![metrics.png]" in text
+    assert "| Recall@5 |" in text and "## By question type" in text and "![metrics.png]" in text
 
 
 def test_retrieval_only_ranks_without_answering(seed_index):
@@ -85,6 +88,7 @@ def test_retrieval_only_ranks_without_answering(seed_index):
     report = run_eval(assistant, load_question_set(SEED_SET), answers=False, limit=5, depth=100)
     assert report.backend == "retrieval" and not report.judge
     assert all(item.answer is None for item in report.items)
+    assert all(set(item.gold) | set(item.retrieved[: report.k]) <= set(item.titles) for item in report.items)
     assert "recall@100" in report.metrics and "faithfulness" not in report.metrics
 
 
@@ -144,7 +148,8 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     run(tmp_path, "ingest", str(PAPERS))
     out = tmp_path / "reports"
     first = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--out", str(out))
-    assert "recall@5" in first.stdout and "gold_citation_precision" in first.stdout and "report:" in first.stdout
+    # Each metric by name, beside the id report.json keys it by.
+    assert "Gold citation precision" in first.stdout and "gold_citation_precision" in first.stdout and "report:" in first.stdout
     second = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--skip", "2", "--retriever", "bm25", "--out", str(out))
     assert "bm25" in second.stdout
     folders = list_reports(out)
@@ -156,7 +161,7 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     skipped = json.loads((folders[1] / "report.json").read_text())
     assert [i["id"] for i in skipped["items"]] == [i["id"] for i in report["items"]][2:] + [i.id for i in load_question_set(SEED_SET).items[4:6]]
     compared = run(tmp_path, "eval", "--compare", str(folders[0]), str(folders[1]))
-    assert "recall@5" in compared.stdout and "B - A" in compared.stdout
+    assert "Recall@5" in compared.stdout and "B - A" in compared.stdout
 
 
 @pytest.mark.slow

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import streamlit as st
 from conftest import ROOT, SEED_SET
 from fake_openai import FakeOpenAI
 from streamlit.testing.v1 import AppTest
 
+from rag.markup import defuse_markdown, escape_markdown, to_markdown
+from rag.metrics import METRICS
 from rag.report import PLOTS, read_report
 
 pytestmark = pytest.mark.slow
@@ -71,14 +75,14 @@ def table(element) -> dict[str, dict]:
 def test_a_run_shows_its_metrics_plots_and_downloads_and_writes_the_report(evaluate_page, reports):
     at = run(evaluate_page, limit=4)
     metrics = table(at.dataframe[0])
-    assert "recall@5" in metrics and metrics["recall@5"]["items"] == 4
-    assert "faithfulness" in metrics  # answers were written and judged
+    assert "Recall@5" in metrics and metrics["Recall@5"]["items"] == 4
+    assert "Faithfulness" in metrics  # answers were written and judged
     assert "extractive" in " ".join(m.value for m in at.markdown)  # the backend
     [folder] = reports.iterdir()
     assert folder.name.startswith("seed-extractive-")
     assert {"report.json", "report.md", *PLOTS} <= {f.name for f in folder.iterdir()}
     report = read_report(folder)
-    assert len(report.items) == 4 and report.metrics["recall@5"] == pytest.approx(metrics["recall@5"]["value"])
+    assert len(report.items) == 4 and report.metrics["recall@5"] == pytest.approx(metrics["Recall@5"]["value"])
     latency = table(next(d for d in at.dataframe if d.value.columns[0] == "stage"))
     assert latency["total"]["p95 (ms)"] >= latency["total"]["p50 (ms)"] > 0
     assert [t.label for t in at.tabs] == ["metrics", "latency", "by type"]
@@ -86,7 +90,7 @@ def test_a_run_shows_its_metrics_plots_and_downloads_and_writes_the_report(evalu
     assert [b.label for b in at.get("download_button")] == ["report.json", "report.md"]
     # The run stays on the page while other widgets change.
     widget(at.checkbox, "Ranking only").check().run()
-    assert "recall@5" in table(at.dataframe[0])
+    assert "Recall@5" in table(at.dataframe[0])
 
 
 def test_past_reports_compare_two_runs(evaluate_page, reports):
@@ -99,14 +103,14 @@ def test_past_reports_compare_two_runs(evaluate_page, reports):
     widget(at.selectbox, "B").set_value(next(n for n in names if "bm25" in n)).run()
     assert not at.exception
     deltas = table(at.dataframe[-1])
-    row = deltas["recall@5"]
+    row = deltas["Recall@5"]
     assert row["A"] == pytest.approx(hybrid.metrics["recall@5"]) and row["B"] == pytest.approx(bm25.metrics["recall@5"])
     assert row["B − A"] == pytest.approx(bm25.metrics["recall@5"] - hybrid.metrics["recall@5"])
     assert "retrieve p50 (ms)" in deltas
 
     widget(at.selectbox, "View a report").set_value(names[0]).run()
     assert not at.exception
-    assert any("recall@5" in table(d) for d in at.dataframe[:-1])
+    assert any("Recall@5" in table(d) for d in at.dataframe[:-1])
 
 
 def test_a_bad_uploaded_set_shows_its_line_and_writes_nothing(evaluate_page, reports):
@@ -131,3 +135,137 @@ def test_a_run_the_backend_fails_shows_that_it_stopped_and_which_questions_faile
     failed = table(next(d for d in at.dataframe if list(d.value.columns[:1]) == ["failed question"]))
     assert list(failed) == [i.id for i in report.items]
     assert all("(HTTP 500)" in row["error"] for row in failed.values())
+    # In the questions table they are failures too, and a selected one says why.
+    widget(at.selectbox, "Show").set_value("failed").run()
+    assert list(questions(at).value["result"]) == ["error"] * 3
+    select(at, 0)
+    [why] = at.error
+    assert "It failed to run" in why.value and escape_markdown("(HTTP 500)") in why.value
+
+
+# --- the per-question drill-down --------------------------------------------------------------
+
+MOH, BANDITS = "site_85ad8ae8b1", "site_6b2837ea1c"
+# Two questions the offline backend answers from their gold paper, and a third whose gold paper
+# is wrong on purpose: its answer cites MoH, which the set says is not gold.
+DRILL_SET = [
+    {"id": "moh", "question": "Has anyone made transformer attention cheaper by letting every token use only a fraction of the heads?", "gold": [MOH]},
+    {"id": "bandits", "question": "What regret is achievable in an online experiment where each unit's outcome is affected by the treatments of nearby units?", "gold": [BANDITS]},
+    {"id": "wrong-gold", "question": "Can an already pretrained LLM such as LLaMA3-8B be converted to use only some of its attention heads per token?", "gold": [BANDITS]},
+]
+
+
+def run_upload(at: AppTest, items: list[dict], name: str = "drill.jsonl") -> AppTest:
+    widget(at.selectbox, "Question set").set_value("Upload a question set…").run()
+    data = "".join(json.dumps(i) + "\n" for i in items).encode()
+    at.file_uploader[0].set_value((name, data, "application/jsonl")).run()
+    widget(at.button, "Run").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def questions(at: AppTest):
+    """The per-question table (the failed-questions table has a question column too)."""
+    return next(d for d in at.dataframe if "result" in d.value.columns)
+
+
+def select(at: AppTest, row: int) -> AppTest:
+    # AppTest cannot click a dataframe row; a keyed dataframe's selection is set through its state.
+    at.session_state[questions(at).key] = {"selection": {"rows": [row]}}
+    at.run()
+    assert not at.exception
+    return at
+
+
+def column_help(element) -> dict[str, str]:
+    return {name: c.get("help", "") for name, c in json.loads(element.proto.columns).items()}
+
+
+def test_the_questions_table_marks_each_check_with_readable_names_and_filters_to_failures(evaluate_page):
+    at = run_upload(evaluate_page, DRILL_SET)
+    # The aggregate table names metrics readably and says what each measures.
+    metrics = table(at.dataframe[0])
+    assert "Gold citation recall" in metrics and "gold_citation_recall" not in metrics
+    assert metrics["Gold citation recall"]["what it measures"] == METRICS["gold_citation_recall"].description
+
+    frame = questions(at).value
+    assert list(frame["id"]) == ["moh", "bandits", "wrong-gold"]
+    assert {"Recall@5", "Citation precision", "Gold citation precision", "Gold citation recall", "Decline accuracy"} <= set(frame.columns)
+    assert not {m for m in METRICS if m in frame.columns}  # no raw ids
+    helps = column_help(questions(at))
+    assert "every gold paper is cited" in helps["Gold citation recall"] and "top 5" in helps["Recall@5"]
+    rows = {r["id"]: r for r in frame.to_dict("records")}
+    assert rows["moh"]["result"] == rows["bandits"]["result"] == "pass"
+    wrong = rows["wrong-gold"]
+    assert wrong["result"] == "fail" and wrong["Gold citation recall"] == wrong["Gold citation precision"] == "✗"
+    assert list(wrong["cited"]) == [MOH] and list(wrong["gold"]) == [BANDITS]
+    assert rows["moh"]["Gold citation recall"] == "✓"
+
+    widget(at.selectbox, "Show").set_value("failed").run()
+    assert not at.exception
+    assert list(questions(at).value["id"]) == ["wrong-gold"]
+    assert "Select a row" in " ".join(c.value for c in at.caption)
+    widget(at.selectbox, "Show").set_value("gold_citation_precision").run()
+    assert list(questions(at).value["id"]) == ["wrong-gold"]
+    widget(at.selectbox, "Show").set_value("citation_recall").run()
+    assert not [d for d in at.dataframe if "result" in d.value.columns]
+    assert "No question failed." in [s.value for s in at.success]
+
+
+def test_a_selected_question_shows_its_answer_its_evidence_and_why_it_failed(evaluate_page, reports):
+    at = run_upload(evaluate_page, DRILL_SET)
+    item = read_report(next(reports.iterdir())).items[2]
+    widget(at.selectbox, "Show").set_value("failed").run()
+    select(at, 0)
+    [why] = at.error
+    assert "Gold citation recall is 0.00" in why.value and "every gold paper is cited" in why.value
+    # Every score of the question, graded ones too.
+    [scores] = [c.value for c in at.caption if c.value.startswith("Scores: ")]
+    assert "Gold citation recall 0.00" in scores and f"Answer relevance {item.scores['answer_relevance']:.2f}" in scores
+    shown = " ".join(m.value for m in at.markdown)
+    assert defuse_markdown(item.answer) in shown
+    assert item.citations and {c.paper_id for c in item.citations} == {MOH}
+    for citation in item.citations:
+        assert f"**[{citation.number}]** {to_markdown(citation.title)}" in shown
+        assert citation.support and f":orange-background[{to_markdown(citation.support)}]" in shown
+    papers = table(next(d for d in at.dataframe if "rank" in d.value.columns))
+    # The gold paper, titled though the answer does not cite it, and the cited one that is not gold.
+    gold = papers["Multi-armed Bandits with Interference"]
+    assert gold["gold"] and not gold["cited"] and gold["id"] == BANDITS
+    cited = next(p for p in papers.values() if p["id"] == MOH)
+    assert cited["cited"] and not cited["gold"] and cited["rank"] == 1
+
+    widget(at.selectbox, "Show").set_value("all").run()
+    select(at, 0)
+    assert not at.error and "Passed every check." in [s.value for s in at.success]
+
+
+def test_a_ranking_only_run_checks_retrieval_and_says_it_wrote_no_answer(evaluate_page):
+    at = run(evaluate_page, limit=2, ranking_only=True)
+    checks = [c for c in questions(at).value.columns if c in {m.label for m in METRICS.values()}]
+    assert checks == ["Recall@5"]
+    select(at, 0)
+    assert "None: the run ranked papers only." in [c.value for c in at.caption]
+
+
+def test_a_report_written_before_items_kept_titles_still_opens(evaluate_page, reports):
+    at = run_upload(evaluate_page, DRILL_SET)
+    [folder] = reports.iterdir()
+    data = json.loads((folder / "report.json").read_text())
+    for item in data["items"]:
+        del item["titles"]
+    old = reports / "drill-extractive-20200101-000000"
+    old.mkdir()
+    (old / "report.json").write_text(json.dumps(data))
+    (old / "report.md").write_text("# old\n")
+    del at.session_state["eval_run"]  # forget the run: only the old report is drawn
+    at.run()
+    widget(at.selectbox, "View a report").set_value(old.name).run()
+    assert not at.exception
+    select(at, 2)
+    papers = table(next(d for d in at.dataframe if "rank" in d.value.columns))
+    # Without stored titles, the gold paper the answer does not cite goes by its id; the cited one
+    # by its citation's title.
+    assert papers[BANDITS]["gold"]
+    assert papers["MoH: Multi-Head Attention as Mixture-of-Head Attention"]["cited"]

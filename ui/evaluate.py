@@ -15,9 +15,11 @@ import streamlit as st
 from rag import Assistant, PaperChatError
 from rag.evalrun import Run, evaluate
 from rag.evalsets import load_eval_set, load_upload
-from rag.evaluate import LOWER_IS_BETTER, compare
-from rag.markup import escape_markdown
-from rag.records import EvalReport, EvalSet
+from rag.evaluate import compare
+from rag.markup import defuse_markdown, escape_markdown, to_markdown, to_plain
+from rag.metrics import METRICS, description, label
+from rag.outcomes import checked_metrics, failing, outcomes, reasons
+from rag.records import EvalReport, EvalSet, QuestionOutcome
 from rag.report import PLOTS, incomplete, list_reports, read_report
 from rag.retrieval import RETRIEVERS
 from ui.common import load_assistant, show_error
@@ -101,7 +103,7 @@ def _parsed_report(folder: Path, modified: int) -> EvalReport:
 
 
 def render_report(folder: Path, *, key: str) -> None:
-    """A report's metrics, per-type scores, latency, judge agreement, plots and downloads."""
+    """A report's metrics, per-type scores, questions, latency, judge agreement, plots and downloads."""
     try:
         report = report_in(folder)
     except PaperChatError as error:
@@ -121,10 +123,14 @@ def render_report(folder: Path, *, key: str) -> None:
         st.warning(escape_markdown(report.judge_note))
     st.dataframe(
         [
-            {"metric": f"{m} (lower is better)" if m in LOWER_IS_BETTER else m, "value": v, "items": report.counts[m]}
+            {"metric": label(m), "value": v, "items": report.counts[m], "what it measures": description(m)}
             for m, v in report.metrics.items()
         ],
-        column_config={"value": st.column_config.NumberColumn(format="%.3f")},
+        column_config={
+            "value": st.column_config.NumberColumn(format="%.3f", width="small", help="The mean over the questions it applies to"),
+            "items": st.column_config.NumberColumn(width="small", help="How many questions it applies to"),
+            "what it measures": st.column_config.TextColumn(width="large"),
+        },
         hide_index=True, height="content",
     )
     failed = [{"failed question": i.id, "question": i.question, "error": i.error} for i in report.items if i.error]
@@ -141,13 +147,14 @@ def render_report(folder: Path, *, key: str) -> None:
         # A row per metric, as in the table above; the types are few, the metrics many.
         st.dataframe(
             [
-                {"metric": m, **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
+                {"metric": label(m), **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
                 for m in report.metrics
                 if any(m in metrics for metrics in report.by_type.values())
             ],
             column_config={kind: st.column_config.NumberColumn(format="%.3f") for kind in report.by_type},
             hide_index=True, height="content", placeholder="",
         )
+    render_questions(report, key=f"{key}-{folder.name}")
     st.markdown("**Latency**")
     st.dataframe(
         [{"stage": s, "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000} for s, v in report.latency.items()],
@@ -155,8 +162,10 @@ def render_report(folder: Path, *, key: str) -> None:
         hide_index=True, width="content",
     )
     plots = [p for p in PLOTS if (folder / p).is_file()]
-    for tab, plot in zip(st.tabs([p.removesuffix(".png").replace("_", " ") for p in plots]), plots, strict=True):
-        tab.image(str(folder / plot))
+    # A folder may hold report.json alone (copied, or plots deleted), and st.tabs needs a tab.
+    if plots:
+        for tab, plot in zip(st.tabs([p.removesuffix(".png").replace("_", " ") for p in plots]), plots, strict=True):
+            tab.image(str(folder / plot))
     json_col, md_col, _ = st.columns([1, 1, 3])
     json_col.download_button(
         "report.json", (folder / "report.json").read_bytes(), file_name=f"{folder.name}.json",
@@ -166,6 +175,125 @@ def render_report(folder: Path, *, key: str) -> None:
         "report.md", (folder / "report.md").read_bytes(), file_name=f"{folder.name}.md",
         mime="text/markdown", key=f"{key}-md", icon=":material/download:",
     )
+
+
+ALL, FAILED = "all", "failed"  # the question filter's first two choices; the others are metric ids
+PASS_MARKS = {True: "✓", False: "✗"}
+
+
+def render_questions(report: EvalReport, *, key: str) -> None:
+    """A row per question: each check passed or failed, the papers cited and the gold ones; the
+    row selected shows the answer, its citations and why the question failed."""
+    rows = outcomes(report)
+    if not rows:
+        return
+    metrics = checked_metrics(rows)
+    counts = {ALL: len(rows), FAILED: len(failing(rows))} | {m: len(failing(rows, m)) for m in metrics}
+    names = {ALL: "All questions", FAILED: "Failures (any check)"} | {m: f"Failed: {label(m)}" for m in metrics}
+    st.markdown("**Questions**")
+    shown_by = st.selectbox(
+        "Show", list(counts), format_func=lambda c: f"{names[c]} ({counts[c]})", key=f"{key}-show",
+        help="Every question, those that failed any check or failed to run, or those that failed one check",
+    )
+    shown = rows if shown_by == ALL else failing(rows, None if shown_by == FAILED else shown_by)
+    if not shown:
+        st.success("No question failed.")
+        return
+    event = st.dataframe(
+        [
+            {
+                "id": row.item.id,
+                "question": row.item.question,
+                "type": row.item.group,
+                "result": "error" if row.item.error else "fail" if row.failures else "pass",
+                **check_marks(row, metrics),
+                "cited": list(row.item.cited),
+                "gold": list(row.item.gold),
+            }
+            for row in shown
+        ],
+        column_config={
+            "question": st.column_config.TextColumn(width="large"),
+            "type": st.column_config.TextColumn(help="The question's type; for unanswerable questions, their kind"),
+            "result": st.column_config.TextColumn(help="fail: a check failed; error: the question failed to run"),
+            **{label(m): st.column_config.TextColumn(help=METRICS[m].check_help) for m in metrics},
+            "cited": st.column_config.ListColumn(help="The papers the answer cites"),
+            "gold": st.column_config.ListColumn(help="The papers a right answer rests on"),
+        },
+        # A selection is of a row of this very list: each filter keeps its own.
+        key=f"{key}-questions-{shown_by}", on_select="rerun", selection_mode="single-row", hide_index=True,
+    )
+    selected = event.selection.rows
+    if selected:
+        render_question(shown[selected[0]], ranking_only=report.backend == "retrieval")
+    else:
+        st.caption("Select a row to see its answer, its evidence and why it failed.")
+
+
+def check_marks(row: QuestionOutcome, metrics: list[str]) -> dict[str, str]:
+    """A column per metric: passed or failed, blank where the check does not apply."""
+    marks = {c.metric: PASS_MARKS[c.passed] for c in row.checks}
+    return {label(m): marks.get(m, "") for m in metrics}
+
+
+def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
+    """One question: why it failed, the answer, each citation with its supporting sentence, and
+    the gold, cited and top retrieved papers."""
+    item = row.item
+    with st.container(border=True):
+        st.markdown(f"**{escape_markdown(item.question)}**")
+        st.caption(escape_markdown(f"{item.id} · {item.group}"))
+        why = reasons(row)
+        if why:
+            st.error("\n".join(f"- {escape_markdown(reason)}" for reason in why))
+        elif row.checks:
+            st.success("Passed every check.")
+        scored = [m for m in METRICS if m in row.scores]
+        if scored:
+            st.caption("Scores: " + " · ".join(f"{label(m)} {row.scores[m]:.2f}" for m in scored))
+        st.markdown("**Answer**")
+        if item.answer is not None:
+            # The backend's Markdown, as the chat shows it; a model's links and images defused.
+            st.markdown(defuse_markdown(item.answer))
+        elif not item.error:
+            st.caption("None: the run ranked papers only." if ranking_only else "Not available: this report does not hold it.")
+        titles = {p.id: p.title for p in row.papers}
+        if item.citations:
+            st.markdown("**Citations**")
+        # A source cited by several sentences is named once, with each sentence and its support.
+        by_number = {c.number: [d for d in item.citations if d.number == c.number] for c in item.citations}
+        for number, citations in by_number.items():
+            paper = citations[0].paper_id
+            gold = " · :green[gold]" if paper in item.gold else ""
+            st.markdown(f"**[{number}]** {paper_title(paper, titles)}{gold}")
+            for citation in citations:
+                st.caption(f"Cited for: {defuse_markdown(citation.citing_sentence)}")
+                if citation.support:
+                    st.markdown(f"Supporting sentence: :orange-background[{to_markdown(citation.support)}]")
+                if not citation.supported:
+                    st.caption(":red[Marked unsupported when the answer was checked: this sentence does not bear out the claim.]")
+        st.markdown("**Papers**")
+        # "listed" says more than "cited" only for a collection's further matches.
+        listing = any(p.listed != p.cited for p in row.papers)
+        st.dataframe(
+            [
+                {"paper": to_plain(p.title) or p.id, "id": p.id, "gold": p.gold, "cited": p.cited}
+                | ({"listed": p.listed} if listing else {})
+                | {"rank": p.rank}
+                for p in row.papers
+            ],
+            column_config={
+                "rank": st.column_config.NumberColumn(help="Its place in the ranking scored; blank when not in it"),
+                "listed": st.column_config.CheckboxColumn(help="Given by the answer: cited, or among a collection's further matches"),
+            },
+            hide_index=True, height="content",
+        )
+
+
+def paper_title(paper_id: str, titles: dict[str, str]) -> str:
+    """A paper's title as Markdown with its math rendered; its id when the report lacks the title."""
+    title = titles.get(paper_id)
+    return to_markdown(title) if title else f"`{paper_id}`"
 
 
 def past_reports() -> None:
@@ -195,7 +323,7 @@ def render_deltas(before: EvalReport, after: EvalReport) -> None:
     """Each metric of A and B and the change, green where B is better and red where worse."""
     deltas = compare(before, after)
     table = pd.DataFrame(
-        [{"metric": d.metric, "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
+        [{"metric": label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
     )
     colours = [{True: "color: #1a7f37", False: "color: #cf222e"}.get(d.better, "") for d in deltas]
     styled = (
