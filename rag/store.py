@@ -252,6 +252,12 @@ class Index:
         """Every indexed paper by id."""
         return self._load_papers()
 
+    @property
+    def generation(self) -> str | None:
+        """The stamp of the last write to the store, as this process last read it (`refresh`):
+        what is read of the store's contents can be kept under it. None before the first write."""
+        return self._generation
+
     def __len__(self) -> int:
         # The profile saved for this generation counts the papers: reading the paper table to
         # count them takes seconds at 100k papers (a chat's first prompt waited on it).

@@ -169,6 +169,24 @@ def test_ingest_and_removal_update_the_catalog_to_what_a_rebuild_from_the_table_
     assert papers[7].id not in {h.paper_id for h in updated.lexical.search(papers[7].title, 50)}
 
 
+def test_the_generation_changes_with_every_write_and_is_seen_by_another_client(settings):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    plain = settings.model_copy(update={"sentence_vectors": False})
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}.") for i in range(3)]
+    index = Index(plain, DeterministicFakeEmbedding(size=16))
+    assert index.generation is None  # nothing written yet
+    index.ingest(papers)
+    ingested = index.generation
+    other = Index(plain, index.embeddings)
+    assert ingested is not None and other.generation == ingested
+    index.ingest(papers)  # unchanged: nothing written
+    assert index.generation == ingested
+    index.remove(["p1"])
+    assert index.generation != ingested
+    assert other.generation == ingested and other.refresh() and other.generation == index.generation
+
+
 def test_remove_deletes_a_paper_and_its_chunks(settings, embeddings):
     index = Index(settings, embeddings)
     index.ingest(load_corpus(PAPERS))
