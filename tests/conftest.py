@@ -205,6 +205,12 @@ def answer_text(message) -> str:
     return next(m.value for m in message.markdown if ":material/smart_toy:" not in m.value)
 
 
+def library_count(at: AppTest) -> str:
+    """The Library page's count of papers: "20 papers", "2 of 20 papers match the filters"."""
+    [line] = [m.value for m in at.markdown if re.fullmatch(r"[\d,]+ (of [\d,]+ )?papers?( match the filters)?", m.value)]
+    return line
+
+
 def source_labels(message) -> list[str]:
     return [e.label for e in message.expander if e.label.startswith("[")]
 

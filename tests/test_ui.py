@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, answer_text, ask, plain, source_labels, writer_holding
+from conftest import PAPERS, answer_text, ask, library_count, plain, source_labels, writer_holding
 from fake_openai import FakeOpenAI, Fault
 from streamlit.testing.v1 import AppTest
 
@@ -234,8 +234,15 @@ def test_a_bad_setting_is_a_message_in_the_app(open_app, fresh_assistant):
     assert "PAPERCHAT_K is '0'" in plain(error.value) and "Settings section" in plain(error.value)
 
 
+def library(at: AppTest) -> AppTest:
+    """To the Library page, where papers are added."""
+    at.switch_page("library.py").run()
+    assert not at.exception
+    return at
+
+
 def paper_count(at: AppTest) -> int:
-    return int(next(m for m in at.sidebar.metric if m.label == "Papers").value)
+    return int(library_count(at).split()[0].replace(",", ""))
 
 
 def ingest_upload(at: AppTest, name: str, data: bytes) -> AppTest:
@@ -248,7 +255,7 @@ def ingest_upload(at: AppTest, name: str, data: bytes) -> AppTest:
 def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_path, embeddings, fresh_assistant):
     data_dir = tmp_path / "index"
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
-    at = open_app(data_dir)
+    at = library(open_app(data_dir))
     assert paper_count(at) == 20
     bad = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n{"id": "n2", "title": "No abstract"}\n'
     ingest_upload(at, "bad.jsonl", bad)
@@ -264,7 +271,7 @@ def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_p
 
 
 def test_an_upload_over_the_size_limit_is_refused_and_changes_nothing(open_app, fresh_assistant):
-    at = open_app(PAPERCHAT_MAX_UPLOAD_MB="1")
+    at = library(open_app(PAPERCHAT_MAX_UPLOAD_MB="1"))
     # The browser is told the same limit, so it refuses such a file before sending it.
     assert at.sidebar.file_uploader[0].proto.max_upload_size_mb == 1
     line = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n'
@@ -276,7 +283,7 @@ def test_an_upload_over_the_size_limit_is_refused_and_changes_nothing(open_app, 
 
     # Above Streamlit's own server.maxUploadSize (200 MB) the browser is told that one instead.
     st.cache_resource.clear()
-    assert open_app(PAPERCHAT_MAX_UPLOAD_MB="500").sidebar.file_uploader[0].proto.max_upload_size_mb == 200
+    assert library(open_app(PAPERCHAT_MAX_UPLOAD_MB="500")).sidebar.file_uploader[0].proto.max_upload_size_mb == 200
 
 
 def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, tmp_path, embeddings, fresh_assistant, monkeypatch):
@@ -285,7 +292,7 @@ def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, 
     temp = tmp_path / "temp" / "deep"
     temp.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    at = open_app(data_dir)
+    at = library(open_app(data_dir))
     assert paper_count(at) == 1
 
     name = "../../escaped.jsonl"
@@ -298,13 +305,13 @@ def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, 
 def test_an_upload_while_another_process_writes_is_refused_as_busy_and_the_page_goes_on(open_app, tmp_path, embeddings, fresh_assistant):
     data_dir = tmp_path / "index"
     Index(Settings(data_dir=data_dir), embeddings).ingest([HOSTILE])
-    at = open_app(data_dir, PAPERCHAT_LOCK_TIMEOUT="0")
+    at = library(open_app(data_dir, PAPERCHAT_LOCK_TIMEOUT="0"))
     with writer_holding(data_dir) as pid:
         ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
     [error] = at.sidebar.error
     assert plain(error.value).startswith(f"index busy: another paperchat process (pid {pid}) is writing to {data_dir / 'chroma'}")
     assert "try again when it finishes" in plain(error.value)
-    assert paper_count(at) == 1 and not at.sidebar.success and at.chat_input
+    assert paper_count(at) == 1 and not at.sidebar.success and at.text_input(key="library-query")
     ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
     assert paper_count(at) == 2 and not at.sidebar.error
 

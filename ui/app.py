@@ -6,6 +6,7 @@ st.set_page_config(page_title="PaperChat", page_icon="📄", layout="wide")
 st.navigation(
     [
         st.Page("chat.py", title="Chat", icon=":material/chat:", default=True),
+        st.Page("library.py", title="Library", icon=":material/library_books:"),
         st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
     ],
     position="top",

@@ -17,7 +17,7 @@ from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
 from rag.answering.followup import with_choice
 from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.citations import citation_tips, link_citations
-from rag.corpus import load_corpus, load_upload
+from rag.corpus import load_corpus
 from rag.errors import BackendError
 from rag.examples import example_questions
 from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text, venue_year
@@ -64,7 +64,6 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
     with st.sidebar:
         conversations_section(assistant.settings)
         filters, k = choose_filters(stats, assistant.settings.k)
-        upload(assistant.index)
         if history:
             export(history)
         with st.expander("About this index"):
@@ -77,40 +76,6 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
             st.markdown(f"**Answers by** {escape_markdown(assistant.backend.label)}")
             st.caption(escape_markdown(assistant.backend.reason))
     return filters, k
-
-
-def upload(index: Index) -> None:
-    """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
-    st.subheader("Add papers")
-    limits = index.settings.limits
-    file = st.file_uploader(
-        "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
-        help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
-        # The browser refuses a larger file before sending it; Streamlit's server refuses above
-        # its own server.maxUploadSize whatever this says, so the smaller is the true limit.
-        max_upload_size=min(limits.max_upload_mb, st.get_option("server.maxUploadSize")),
-    )
-    skip_invalid = st.checkbox("Skip invalid records", help="Load the valid records and list the others")
-    if file is not None and st.button("Ingest", type="primary"):
-        try:
-            loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid, limits=limits)
-        except PaperChatError as error:
-            show_error(error)
-            return
-        report = ingest_with_progress(index, loaded)
-        if report is None:
-            return
-        st.session_state.ingested = (file.name, report)
-        # The stats, filters and examples above were drawn before this ingest.
-        st.rerun()
-    if "ingested" in st.session_state:
-        name, report = st.session_state.ingested
-        st.success(
-            f"{escape_markdown(name)}: {report.added} added, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
-        )
-        for skipped in report.skipped[:20]:
-            st.caption(escape_markdown(str(skipped)))
 
 
 def export(history: Sequence[Answer]) -> None:

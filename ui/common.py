@@ -1,5 +1,5 @@
-"""What the app's pages share: the process's one Assistant, how an error is shown, and how a
-page hands the chat a question."""
+"""What the app's pages share: the process's one Assistant, how an error and a paper's title and
+place are shown, and how a page hands the chat a question."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from rag import Assistant, Filters, Index, IngestReport, LoadResult, PaperChatError, Settings
-from rag.markup import escape_markdown
+from rag import Assistant, Filters, Index, IngestReport, LoadResult, Paper, PaperChatError, Settings
+from rag.export import venue_year
+from rag.markup import escape_markdown, to_markdown
 from rag.store import IndexStats
 
 ALL = "All"
@@ -30,6 +31,16 @@ def load_assistant() -> Assistant:
 def show_error(error: PaperChatError) -> None:
     hint = f"\n\n{escape_markdown(error.hint)}" if error.hint else ""
     st.error(escape_markdown(error.message) + hint)
+
+
+def title_markdown(paper: Paper) -> str:
+    """The paper's title with its math rendered (KaTeX); an untitled paper's display name."""
+    return to_markdown(paper.title) if paper.title else escape_markdown(paper.display_title)
+
+
+def placement(paper: Paper) -> str:
+    """Where the paper sits: "Deep Learning · Attention Mechanisms — ICML 2025"."""
+    return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,307 @@
+"""PaperChat's Library page: the indexed papers under the chat's filters, listed as a table or,
+for a search query, as the hybrid ranking with each paper's best matching sentence; an opened
+paper shows its abstract and BibTeX, asks the chat about it, or leaves the index; files of papers
+are added here.
+
+Presentation only: the rows and their narrowing come from `rag.library`, the papers the filters
+admit from `Index.matching`, the ranking from `Assistant.search_papers`. Text from the corpus
+goes through `escape_markdown` / `to_markdown` wherever Streamlit reads Markdown.
+
+The elements' keys are stable, for tests and a browser: library-query, library-narrow,
+library-table, library-hit-N and library-open-N (the Nth result), library-paper (the open paper),
+library-ask, library-bibtex, library-remove, library-remove-confirm, library-remove-cancel,
+library-close; library-upload, library-skip-invalid and library-ingest in the sidebar.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import streamlit as st
+
+from rag import Assistant, Filters, Index, PaperChatError, PaperMatch, PaperNotFoundError
+from rag.corpus import load_upload
+from rag.export import bibtex, venue_year
+from rag.library import LibraryRow, library_rows, narrowed
+from rag.markup import escape_markdown, to_markdown
+from ui.common import (
+    Request,
+    ask_in_chat,
+    choose_filters,
+    ingest_with_progress,
+    load_assistant,
+    placement,
+    show_error,
+    title_markdown,
+)
+
+OPEN = "library-opened"  # the open paper's id
+TABLE = "library-table"  # the table's selection
+SHOWN = "library-shown"  # the ids of the papers the table lists, in its row order
+CONFIRM = "library-confirm"  # the id of the paper whose removal waits for a confirmation
+FOUND = "library-found"  # the last search: what was asked, and the matches
+NO_SELECTION = {"selection": {"rows": [], "columns": [], "cells": []}}
+
+
+def papers(n: int) -> str:
+    return "1 paper" if n == 1 else f"{n:,} papers"
+
+
+# --- upload -----------------------------------------------------------------------------------
+
+
+def upload(index: Index) -> None:
+    """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
+    st.subheader("Add papers")
+    limits = index.settings.limits
+    file = st.file_uploader(
+        "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
+        help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
+        # The browser refuses a larger file before sending it; Streamlit's server refuses above
+        # its own server.maxUploadSize whatever this says, so the smaller is the true limit.
+        max_upload_size=min(limits.max_upload_mb, st.get_option("server.maxUploadSize")),
+        key="library-upload",
+    )
+    skip_invalid = st.checkbox("Skip invalid records", help="Load the valid records and list the others", key="library-skip-invalid")
+    if file is not None and st.button("Ingest", type="primary", key="library-ingest"):
+        try:
+            loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid, limits=limits)
+        except PaperChatError as error:
+            show_error(error)
+            return
+        report = ingest_with_progress(index, loaded)
+        if report is None:
+            return
+        st.session_state.ingested = (file.name, report)
+        # The count, filters and list were drawn, or are read, before this ingest.
+        st.rerun()
+    if "ingested" in st.session_state:
+        name, report = st.session_state.ingested
+        st.success(
+            f"{escape_markdown(name)}: {report.added} added, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+        )
+        for skipped in report.skipped[:20]:
+            st.caption(escape_markdown(str(skipped)))
+
+
+# --- the table --------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=2, show_spinner="Reading the papers…")
+def rows_of(_index: Index, location: str, generation: str | None) -> list[LibraryRow]:
+    # The paper table is read whole once per generation of the store (2 s at 14k papers), and
+    # the rows are shared by the sessions, not copied at each rerun as st.cache_data would.
+    return library_rows(_index.papers.values())
+
+
+def browse(index: Index, admitted: set[str] | None) -> None:
+    """The papers the filters admit, as a sortable table; picking a row opens its paper."""
+    rows = rows_of(index, index.location, index.generation)
+    words = st.text_input("Narrow by title or author", key="library-narrow", placeholder="words of a title or a name")
+    shown = narrowed(rows, words, admitted)
+    if words.strip():
+        st.caption(f"{papers(len(shown))} with “{escape_markdown(words.strip())}” in the title or authors")
+    ids = [r.paper_id for r in shown]
+    if st.session_state.get(SHOWN) != ids:
+        # A selection is a row number: in another list it would be another paper.
+        st.session_state[TABLE] = NO_SELECTION
+        st.session_state[SHOWN] = ids
+    st.dataframe(
+        pa.table({
+            "Title": [r.title for r in shown],
+            "Authors": [r.authors for r in shown],
+            "Category": [r.category for r in shown],
+            "Venue": [r.venue for r in shown],
+            "Year": pa.array([r.year for r in shown], pa.int32()),
+        }),
+        column_config={"Title": st.column_config.TextColumn(width="large"), "Year": st.column_config.NumberColumn(format="%d")},
+        hide_index=True, key=TABLE, on_select="rerun", selection_mode="single-row", placeholder="",
+    )
+    st.caption("Pick a row to open its paper; a column's header sorts by it.")
+
+
+def picked_in_table() -> None:
+    """A row picked in the table opens its paper. The row number is of the list the table showed
+    when it was picked, the last run's."""
+    state = st.session_state.get(TABLE)
+    picked = state["selection"]["rows"] if state else []
+    shown = st.session_state.get(SHOWN, [])
+    if picked and picked[0] < len(shown):
+        st.session_state[OPEN] = shown[picked[0]]
+
+
+# --- search -----------------------------------------------------------------------------------
+
+
+def search(assistant: Assistant, query: str, filters: Filters, k: int) -> list[PaperMatch]:
+    """The ranking for `query`, kept for the reruns that follow (opening a result) until the
+    query, the filters, k or the index change."""
+    asked = (query, filters, k, assistant.index.generation)
+    found = st.session_state.get(FOUND)
+    if found is None or found[0] != asked:
+        with st.spinner("Searching the papers…"):
+            found = (asked, assistant.search_papers(query, filters=filters, k=k))
+        st.session_state[FOUND] = found
+    return found[1]
+
+
+def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
+    try:
+        matches = search(assistant, query, filters, k)
+    except PaperChatError as error:
+        show_error(error)
+        return
+    if not matches:
+        st.info("No paper matches: the filters leave none.")
+        return
+    st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
+    for match in matches:
+        result(match)
+
+
+def result(match: PaperMatch) -> None:
+    """One result: title, byline, relevance and the words that met the query, its best sentence
+    highlighted; a weak match is drawn in grey."""
+    paper, number, weak = match.source.paper, match.source.number, match.weak
+    with st.container(border=True, key=f"library-hit-{number}"):
+        title = title_markdown(paper)
+        st.markdown(f"[{number}] {title}" if weak else f"[{number}] **{title}**")
+        byline = " · ".join(x for x in (paper.author_line, venue_year(paper)) if x)
+        if byline:
+            st.caption(escape_markdown(byline))
+        relevance = f"score {match.source.score:.2f} · similarity {match.similarity:.2f}"
+        if match.matched:
+            relevance += " · matched: " + ", ".join(match.matched)
+        st.caption((":gray-badge[weak match] " if weak else "") + escape_markdown(relevance))
+        if match.sentence:
+            st.markdown(f":{'gray' if weak else 'orange'}-background[{to_markdown(match.sentence)}]")
+        st.button("Open", key=f"library-open-{number}", on_click=open_paper, args=(paper.id,))
+
+
+# --- the open paper ---------------------------------------------------------------------------
+
+
+def open_paper(paper_id: str) -> None:
+    st.session_state[OPEN] = paper_id
+    st.session_state.pop(CONFIRM, None)
+
+
+def close_paper() -> None:
+    # Drawn before the table, so its selection can still be set in this run.
+    st.session_state.pop(OPEN, None)
+    st.session_state.pop(CONFIRM, None)
+    st.session_state[TABLE] = NO_SELECTION
+
+
+def ask_to_remove(paper_id: str) -> None:
+    st.session_state[CONFIRM] = paper_id
+
+
+def cancel_removal() -> None:
+    st.session_state.pop(CONFIRM, None)
+
+
+def show_paper(index: Index, paper_id: str) -> None:
+    """The paper: byline; ask the chat about it, its link, BibTeX, remove it; abstract with its
+    math, BibTeX shown."""
+    try:
+        paper = index.get(paper_id)
+    except PaperNotFoundError:  # removed meanwhile, by another session or process
+        close_paper()
+        return
+    with st.container(border=True, key="library-paper"):
+        st.subheader(title_markdown(paper))
+        st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
+        if placement(paper):
+            st.caption(escape_markdown(placement(paper)))
+        entry = bibtex([paper])
+        linked = paper.url.startswith(("https://", "http://"))
+        with st.container(horizontal=True):
+            if st.button("Ask about this paper", key="library-ask", icon=":material/chat:", type="primary"):
+                # As the chat's own summary buttons ask it.
+                ask_in_chat(Request(f"Summarize “{paper.display_title}”", summary_of=paper.id))
+            if linked:
+                st.link_button("Open the paper", paper.url, icon=":material/open_in_new:")
+            st.download_button(
+                "BibTeX", entry, file_name="paper.bib", mime="application/x-bibtex", key="library-bibtex", icon=":material/download:"
+            )
+            st.button("Remove from the index", key="library-remove", icon=":material/delete:", on_click=ask_to_remove, args=(paper.id,))
+            st.button("Close", key="library-close", icon=":material/close:", on_click=close_paper)
+        if st.session_state.get(CONFIRM) == paper.id:
+            removal(index, paper.id, paper.display_title)
+        if paper.url and not linked:  # not a web address: shown, never a link
+            st.caption(escape_markdown(paper.url))
+        st.markdown("**Abstract**")
+        st.markdown(to_markdown(paper.abstract))
+        st.markdown("**BibTeX**")
+        st.code(entry, language="latex")
+
+
+def removal(index: Index, paper_id: str, title: str) -> None:
+    """The confirmation a removal waits for; confirmed, the paper leaves the index."""
+    st.warning(
+        f"Remove “{escape_markdown(title)}” from the index? Everyone using this index loses it; "
+        "ingesting its file again brings it back.",
+        icon=":material/warning:",
+    )
+    with st.container(horizontal=True):
+        confirmed = st.button("Remove", key="library-remove-confirm", type="primary")
+        st.button("Cancel", key="library-remove-cancel", on_click=cancel_removal)
+    if not confirmed:
+        return
+    waiting = st.empty()
+    try:
+        index.remove([paper_id], waiting=lambda text: waiting.caption(escape_markdown(text)))
+    except PaperChatError as error:  # the index busy past the wait, or the store gone
+        waiting.empty()
+        show_error(error)
+        return
+    st.session_state["library-removed"] = title
+    close_paper()
+    # The count and the list are read again from the store as it is now.
+    st.rerun()
+
+
+# --- page -------------------------------------------------------------------------------------
+
+
+def library() -> None:
+    try:
+        assistant = load_assistant()
+        index = assistant.index
+        # Another process or a teammate on the shared server may have written since the last rerun.
+        index.refresh()
+        stats = index.stats()
+        with st.sidebar:
+            filters, k = choose_filters(stats, assistant.settings.k)
+            upload(index)
+        admitted = set(index.matching(filters)) if filters.active else None
+    except PaperChatError as error:  # no index, or a shared server that went away
+        show_error(error)
+        st.stop()
+
+    st.title("Library")
+    if removed := st.session_state.pop("library-removed", None):
+        st.success(f"Removed “{escape_markdown(removed)}” from the index.", icon=":material/delete:")
+    total = stats.papers
+    st.markdown(papers(total) if admitted is None else f"{len(admitted):,} of {papers(total)} match the filters")
+    if not total:
+        st.info(f"The index at {escape_markdown(index.location)} is empty: add a file of papers in the sidebar.")
+    query = st.text_input(
+        "Search the papers", key="library-query", placeholder="a topic, a method or a question; the hybrid ranking lists the best",
+    ).strip()
+    picked_in_table()
+    # The open paper beside the list, so that picking another row or result is one click away.
+    listing, beside = st.columns([3, 2], gap="medium") if OPEN in st.session_state else (st.container(), None)
+    if beside is not None:
+        with beside:  # drawn before the table, whose selection closing the paper clears
+            show_paper(index, st.session_state[OPEN])
+    with listing:
+        if query:
+            results(assistant, query, filters, k)
+        else:
+            browse(index, admitted)
+
+
+library()
+
