@@ -118,9 +118,10 @@ def test_a_search_ranks_the_papers_with_their_best_sentence_highlighted(library)
     assert "not all attention heads hold equal significance" in plain(sentence)
     captions = [plain(c.value) for c in first.caption]
     assert captions[0] == "Peng Jin, Bo Zhu, Li Yuan, Shuicheng YAN · ICML 2025"
-    assert re.fullmatch(r"score \d\.\d\d · similarity 0\.\d\d · matched: .*heads.*", captions[1])
-    # The others meet none of the query's words: marked weak, their sentences in grey.
+    assert re.fullmatch(r":green-badge\[match\] meets .*heads.* · similarity 0\.\d\d · score \d\.\d\d", captions[1])
+    # The last meets little of the query and is far from it: marked weak, greyed.
     last = results[-1]
+    assert last.markdown[0].value.startswith("[5] :gray[")
     assert last.caption[-1].value.startswith(":gray-badge[weak match] ")
     assert any(m.value.startswith(":gray-background[") for m in last.markdown)
     assert not any(m.value.startswith(":orange-background[") for m in last.markdown)

@@ -20,10 +20,20 @@ from rag.citations import citation_tips, link_citations
 from rag.corpus import load_corpus
 from rag.errors import BackendError
 from rag.examples import example_questions
-from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text, venue_year
+from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text
 from rag.markup import defuse_markdown, escape_markdown, highlighted, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis, Relevance
-from ui.common import Request, ask_next, choose_filters, ingest_with_progress, load_assistant, show_error
+from ui.common import (
+    Request,
+    ask_next,
+    choose_filters,
+    ingest_with_progress,
+    load_assistant,
+    placement,
+    relevance_markdown,
+    show_error,
+    title_markdown,
+)
 from ui.conversations import conversations_section, current_history, save_turn
 
 # Cited papers whose cards open beside the answer; more are listed folded, so a long collection
@@ -221,18 +231,6 @@ def render_evidence(answer: Answer, turn: int) -> None:
             render_paper_list(answer, others)
 
 
-def relevance_markdown(relevance: Relevance | None) -> str:
-    """How a paper meets the question: the words it shares with it and the closeness of its best
-    sentence; a weak match says so."""
-    if relevance is None:
-        return ""
-    parts = [f"similarity {relevance.similarity:.2f}"]
-    if relevance.matched:
-        parts.insert(0, "meets " + ", ".join(relevance.matched))
-    text = escape_markdown(" · ".join(parts))
-    return f":gray-badge[weak match] :gray[{text}]" if relevance.weak else f":green-badge[match] {text}"
-
-
 def render_paper_list(answer: Answer, sources: Sequence[Source]) -> None:
     for source in sources:
         relevance = answer.relevance_of(source.paper.id)
@@ -243,16 +241,6 @@ def render_paper_list(answer: Answer, sources: Sequence[Source]) -> None:
         st.caption(escape_markdown(byline))
         if relevance is not None:
             st.caption(relevance_markdown(relevance))
-
-
-def title_markdown(paper: Paper) -> str:
-    """The paper's title with its math rendered (KaTeX); an untitled paper's display name."""
-    return to_markdown(paper.title) if paper.title else escape_markdown(paper.display_title)
-
-
-def placement(paper: Paper) -> str:
-    """Where the paper sits: "Deep Learning · Attention Mechanisms — ICML 2025"."""
-    return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
 def render_paper(

@@ -1,5 +1,5 @@
-"""What the app's pages share: the process's one Assistant, how an error and a paper's title and
-place are shown, and how a page hands the chat a question."""
+"""What the app's pages share: the process's one Assistant, how an error and a paper's title,
+place and relevance are shown, and how a page hands the chat a question."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import streamlit as st
 from rag import Assistant, Filters, Index, IngestReport, LoadResult, Paper, PaperChatError, Settings
 from rag.export import venue_year
 from rag.markup import escape_markdown, to_markdown
+from rag.records import Relevance
 from rag.store import IndexStats
 
 ALL = "All"
@@ -41,6 +42,18 @@ def title_markdown(paper: Paper) -> str:
 def placement(paper: Paper) -> str:
     """Where the paper sits: "Deep Learning · Attention Mechanisms — ICML 2025"."""
     return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
+
+
+def relevance_markdown(relevance: Relevance | None) -> str:
+    """How a paper meets the question: the words it shares with it and the closeness of its best
+    sentence; a weak match says so."""
+    if relevance is None:
+        return ""
+    parts = [f"similarity {relevance.similarity:.2f}"]
+    if relevance.matched:
+        parts.insert(0, "meets " + ", ".join(relevance.matched))
+    text = escape_markdown(" · ".join(parts))
+    return f":gray-badge[weak match] :gray[{text}]" if relevance.weak else f":green-badge[match] {text}"
 
 
 @dataclass(frozen=True)

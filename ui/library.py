@@ -30,6 +30,7 @@ from ui.common import (
     ingest_with_progress,
     load_assistant,
     placement,
+    relevance_markdown,
     show_error,
     title_markdown,
 )
@@ -160,21 +161,18 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
 
 
 def result(match: PaperMatch) -> None:
-    """One result: title, byline, relevance and the words that met the query, its best sentence
-    highlighted; a weak match is drawn in grey."""
-    paper, number, weak = match.source.paper, match.source.number, match.weak
+    """One result: title, byline, how it meets the query (as the chat's evidence says it) and its
+    score, its best sentence highlighted; a weak match is greyed."""
+    paper, number = match.source.paper, match.source.number
     with st.container(border=True, key=f"library-hit-{number}"):
         title = title_markdown(paper)
-        st.markdown(f"[{number}] {title}" if weak else f"[{number}] **{title}**")
+        st.markdown(f"[{number}] :gray[{title}]" if match.weak else f"[{number}] **{title}**")
         byline = " · ".join(x for x in (paper.author_line, venue_year(paper)) if x)
         if byline:
             st.caption(escape_markdown(byline))
-        relevance = f"score {match.source.score:.2f} · similarity {match.similarity:.2f}"
-        if match.matched:
-            relevance += " · matched: " + ", ".join(match.matched)
-        st.caption((":gray-badge[weak match] " if weak else "") + escape_markdown(relevance))
+        st.caption(f"{relevance_markdown(match)} · score {match.source.score:.2f}")
         if match.sentence:
-            st.markdown(f":{'gray' if weak else 'orange'}-background[{to_markdown(match.sentence)}]")
+            st.markdown(f":{'gray' if match.weak else 'orange'}-background[{to_markdown(match.sentence)}]")
         st.button("Open", key=f"library-open-{number}", on_click=open_paper, args=(paper.id,))
 
 
