@@ -94,10 +94,17 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
     )
     venue = st.selectbox("Venue", [ALL, *stats.venues], key="filter-venue") if stats.venues else ALL
     first, last = min(stats.years, default=None), max(stats.years, default=None)
+    # Defaults go in the session state, not the widgets: a widget given both warns on every page switch.
+    st.session_state.setdefault("filter-k", min(default_k, MAX_K))
+    low, high = first, last
     # A slider needs two distinct ends; with one year there is nothing to filter by.
-    low, high = st.slider("Years", first, last, (first, last), key="filter-years") if first != last else (first, last)
+    if first is not None and last is not None and first != last:
+        chosen = st.session_state.get("filter-years")
+        if chosen is None or not first <= chosen[0] <= chosen[1] <= last:  # first use, or the corpus changed
+            st.session_state["filter-years"] = (first, last)
+        low, high = st.slider("Years", first, last, key="filter-years")
     author = st.text_input("Author", placeholder="a name, or a word of one", key="filter-author")
-    k = st.slider("Papers to retrieve", 1, MAX_K, min(default_k, MAX_K), key="filter-k")
+    k = st.slider("Papers to retrieve", 1, MAX_K, key="filter-k")
     filters = Filters(
         category=None if category == ALL else category,
         venue=None if venue == ALL else venue,
