@@ -196,7 +196,10 @@ def to_markdown(text: str) -> str:
     cursor = 0
     for start, end in math_spans(text):
         out.append(escape_markdown(to_plain(text[cursor:start])))
-        out.append(text[start:end])
+        # Streamlit renders no inline math whose closing dollar a digit follows ("50%$\\sim$90%"):
+        # such a span is shown as its plain Unicode ("50%∼90%") rather than as raw LaTeX.
+        math = text[start:end]
+        out.append(escape_markdown(to_plain(math)) if text[end : end + 1].isdigit() else math)
         cursor = end
     out.append(escape_markdown(to_plain(text[cursor:])))
     return "".join(out)
