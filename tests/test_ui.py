@@ -33,14 +33,6 @@ HOSTILE = Paper(
 )
 
 
-@pytest.fixture
-def fresh_assistant():
-    """For tests that change settings: the process-wide cached Assistant is rebuilt, then dropped."""
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
-
-
 def test_first_open_shows_corpus_backend_and_examples_that_ask(open_app):
     at = open_app()
     metrics = {m.label: m.value for m in at.sidebar.metric}

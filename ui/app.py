@@ -6,6 +6,7 @@ st.set_page_config(page_title="PaperChat", page_icon="📄", layout="wide")
 st.navigation(
     [
         st.Page("chat.py", title="Chat", icon=":material/chat:", default=True),
+        st.Page("map.py", title="Map", icon=":material/scatter_plot:"),
         st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
     ],
     position="top",
