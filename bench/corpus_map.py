@@ -12,6 +12,10 @@ the model gave them in `make bench-scale`'s index (--vectors-from), read from it
 text, so no abstract is embedded again (the model takes some 25 minutes over them); without that
 index the model embeds them. Sentence vectors are off: the map does not read them.
 
+Last, the page in headless Chromium (where Debian's chromium and playwright are installed, as
+for bench/load_ui.py): the time until the map is drawn, and from choosing a cluster until its
+papers are listed.
+
 `--projections` also compares ways of placing the 13,687 papers: PCA alone, t-SNE over every
 paper, and the map's t-SNE over a sample with the rest placed among their neighbours, each with
 its time, its trustworthiness (how many of each paper's 10 nearest neighbours on the map are
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -133,6 +138,37 @@ def page(data_dir: Path) -> dict:
     }
 
 
+def browser(data_dir: Path) -> dict:
+    """The Map page in headless Chromium, served by `paperchat ui` (bench/load_ui.py) whose
+    Assistant is loaded: seconds until the map is drawn, and from choosing a cluster in the list
+    until its papers are shown (the chart is sent and drawn again, its cluster brighter)."""
+    from load_ui import CHROMIUM, FLAGS, serve
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return {}
+    if not Path(CHROMIUM).exists():
+        return {}
+    with serve(data_dir, wait_s=120) as ui, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(300_000)
+        page.goto(ui.url)
+        page.get_by_test_id("stChatInputTextArea").wait_for()  # the model and the index are loaded
+        clock = time.perf_counter()
+        page.goto(f"{ui.url}/map")
+        page.locator(".vega-embed canvas, .vega-embed svg.marks").first.wait_for()
+        drawn = time.perf_counter() - clock
+        page.get_by_test_id("stSelectbox").click()
+        clock = time.perf_counter()
+        page.get_by_role("option").first.click()
+        page.get_by_text("Ask about this cluster").wait_for()
+        chosen = time.perf_counter() - clock
+        browser.close()
+    return {"browser: map drawn s": round(drawn, 2), "browser: cluster chosen s": round(chosen, 2)}
+
+
 def measure(name: str, data_dir: Path) -> dict:
     settings = Settings(data_dir=data_dir, sentence_vectors=False)
     index = Index.open(settings)
@@ -164,6 +200,7 @@ def measure(name: str, data_dir: Path) -> dict:
         "rerun ms": round(rerun * 1000, 3),
         "map file MB": round(saved.stat().st_size / 2**20, 2),
         **page(data_dir),
+        **browser(data_dir),
     }
 
 
@@ -197,7 +234,7 @@ def projections(data_dir: Path) -> list[dict]:
             "trustworthiness@10": round(trustworthiness(unit[sample], placed[sample], n_neighbors=10, metric="cosine"), 3),
             "cluster silhouette": round(silhouette_score(placed[sample], clusters[sample]), 3),
         })
-        print(table(rows[-1:]), flush=True)
+        print(f"  {name}: {seconds:.1f} s", file=sys.stderr, flush=True)
     return rows
 
 
@@ -213,7 +250,6 @@ def main() -> None:
         small = Path(folder)
         Index.open(Settings(data_dir=small, sentence_vectors=False)).ingest(load_corpus(PAPERS))
         rows.append(measure("data/papers.jsonl", small))
-        print(table(rows), flush=True)
     if not SCALE.exists():
         print(f"{SCALE} is absent: the 13,687-paper row is left out (the shared corpora are not beside this checkout)")
         return

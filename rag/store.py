@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from collections import Counter
@@ -191,6 +192,7 @@ class Index:
         self._count: int | None = None
         self._catalog: Catalog | None = None
         self._map: CorpusMap | None = None
+        self._map_lock = threading.Lock()
 
     def _connect(self) -> None:
         from langchain_chroma import Chroma
@@ -402,22 +404,31 @@ class Index:
         """This generation's map of the corpus (`rag.corpusmap`). It is made once per generation,
         from every paper's vector and text (about 10 s at 14k papers), and saved beside the index,
         where another process or the next run reads it; `progress` hears what making it is at."""
-        if self._map is None:
-            self._map = _read_map(self._map_file())
-            if self._map is None:
-                papers = self.papers
-                ids, vectors = self.paper_vectors()
-                kept = [i for i, pid in enumerate(ids) if pid in papers]
-                self._map = make_map(
-                    [papers[ids[i]] for i in kept], vectors[kept], threads=self.settings.threads, progress=progress
-                )
-                # Asked after reading the papers, which stamps a store written before generations were.
-                if (saved := self._map_file()) is not None:
-                    _save_map(saved, self._map)
-        return self._map
+        # The app's sessions share one Index: a second one opening the map meanwhile waits for
+        # this one's rather than making its own.
+        with self._map_lock:
+            if self._map is not None:
+                return self._map
+            saved, generation = self._map_file(), self._generation
+            made = _read_map(saved) or self._make_map(saved, progress)
+            # Kept unless another process's write was seen meanwhile: then it is the last
+            # generation's map.
+            if self._generation == generation:
+                self._map = made
+            return made
+
+    def _make_map(self, saved: Path | None, progress: MapProgress | None) -> CorpusMap:
+        papers = self.papers
+        ids, vectors = self.paper_vectors()
+        kept = [i for i, pid in enumerate(ids) if pid in papers]
+        made = make_map([papers[ids[i]] for i in kept], vectors[kept], threads=self.settings.threads, progress=progress)
+        if saved is not None:
+            _save_map(saved, made)
+        return made
 
     def _map_file(self) -> Path | None:
-        """Where this generation's map is saved; None for a store not stamped yet."""
+        """Where this generation's map is saved; None for a store never written to."""
+        _ = self.catalog  # made for a store written before generations were, it stamps one
         if self._generation is None:
             return None
         return self._local_folder("maps") / f"{self._generation}.json"

@@ -10,6 +10,7 @@ places, clusters and titles and nothing more, so 14k papers stay a quick page.
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -41,8 +42,14 @@ def load_map(index: Index) -> CorpusMap:
 def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
     """The points coloured by cluster, the chosen cluster's brighter, and each cluster's name at
     its centre; a click on a point chooses its cluster."""
+    # The narrowest types that hold them: the browser gets these columns on every change of choice.
     points = pd.DataFrame(
-        {"x": corpus_map.x, "y": corpus_map.y, "cluster": corpus_map.cluster, "title": corpus_map.titles}
+        {
+            "x": np.array(corpus_map.x, dtype=np.float32),
+            "y": np.array(corpus_map.y, dtype=np.float32),
+            "cluster": np.array(corpus_map.cluster, dtype=np.int8),
+            "title": corpus_map.titles,
+        }
     )
     names = pd.DataFrame(
         {
