@@ -211,7 +211,7 @@ def make_map(papers: Sequence[Paper], vectors: np.ndarray, *, threads: int = 1, 
     return CorpusMap(
         paper_ids=tuple(papers[i].id for i in order),
         titles=tuple(papers[i].display_title for i in order),
-        # Rounded: a map is read by eye, and the file and the chart's data shrink by half.
+        # Rounded: a map is read by eye, and the saved file then holds five characters a number.
         x=tuple(np.round(xy[order, 0], 2).tolist()),
         y=tuple(np.round(xy[order, 1], 2).tolist()),
         cluster=tuple(cluster[order].tolist()),

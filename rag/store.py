@@ -402,7 +402,7 @@ class Index:
 
     def corpus_map(self, progress: MapProgress | None = None) -> CorpusMap:
         """This generation's map of the corpus (`rag.corpusmap`). It is made once per generation,
-        from every paper's vector and text (about 10 s at 14k papers), and saved beside the index,
+        from every paper's vector and text (about 12 s at 13,687 papers), and saved beside the index,
         where another process or the next run reads it; `progress` hears what making it is at."""
         # The app's sessions share one Index: a second one opening the map meanwhile waits for
         # this one's rather than making its own.

@@ -21,6 +21,7 @@ from ui.common import Request, ask_in_chat, load_assistant, show_error
 
 CHOSEN = "map_cluster"  # the chosen cluster's number, the list's session state
 CHART = "map_chart"
+SHOWN = "map_shown"  # the map the choice was made on (`Index.corpus_map` keeps one per generation)
 
 
 def load_map(index: Index) -> CorpusMap:
@@ -100,8 +101,8 @@ def cluster_panel(corpus_map: CorpusMap, cluster: MapCluster) -> None:
     question = cluster.question
     if question is not None and st.button("Ask about this cluster", type="primary", icon=":material/chat:"):
         ask_in_chat(Request(question))
-    titles = pd.DataFrame(corpus_map.members(cluster.number), columns=["id", "Paper"])
-    st.dataframe(titles[["Paper"]], hide_index=True, width="stretch")
+    titles = pd.DataFrame({"Paper": [title for _, title in corpus_map.members(cluster.number)]})
+    st.dataframe(titles, hide_index=True, width="stretch")
 
 
 def main() -> None:
@@ -121,8 +122,10 @@ def main() -> None:
         )
         return
     by_number = {c.number: c for c in corpus_map.clusters}
-    if st.session_state.get(CHOSEN) not in by_number:  # a cluster of the map before the last ingest
+    if st.session_state.get(SHOWN) is not corpus_map:
+        # The index changed since the cluster was chosen: its number names another cluster now.
         st.session_state.pop(CHOSEN, None)
+        st.session_state[SHOWN] = corpus_map
     st.caption(
         f"{len(corpus_map.paper_ids):,} papers in {len(by_number)} clusters, placed by the meaning of their "
         "abstracts and named by the words that set each cluster apart. Click a point to choose its cluster."
