@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map eval eval-forms calibrate eval-benchmarks clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -83,6 +83,12 @@ bench-update: install
 # over the bundled papers: errors, answer p50/p95, the server's RSS before and after (~1 minute).
 bench-load: install
 	$(BIN)/python bench/load_ui.py
+
+# The map of the corpus (the app's Map page) at 20 and 13,687 papers: making it, reading it back,
+# the page and the chart's data, and ways of placing the papers compared (a few minutes; the
+# 13,687-paper index is made once, from bench-scale's vectors where that index is there).
+bench-map: install
+	$(BIN)/python bench/corpus_map.py --projections
 
 # Answer quality on the seed questions, offline (reports under eval/reports/).
 eval: ingest

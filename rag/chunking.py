@@ -60,3 +60,9 @@ def chunk_paper(paper: Paper, *, chunk_size: int = 256, chunk_overlap: int = 32)
             )
         )
     return chunks
+
+
+def chunk_paper_id(chunk_id: str) -> str:
+    """The id of the paper whose chunk this is (`chunk_paper` makes the ids; a paper's id may
+    hold colons)."""
+    return chunk_id.rsplit(":", 2)[0]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
@@ -355,6 +355,68 @@ class IngestReport(Record):
     skipped: tuple[SkippedRecord, ...] = ()
     chunks_written: int = 0
     seconds: float = 0.0
+
+
+class MapCluster(Record):
+    """A group of papers on the corpus map (`rag.corpusmap`), named by the words that set its
+    papers apart from the rest of the corpus."""
+
+    number: int  # from 1, the largest cluster first
+    terms: tuple[str, ...]  # the most distinctive first
+    size: int
+    # Where its label goes on the map: the median of its papers' places.
+    x: float
+    y: float
+
+    @property
+    def label(self) -> str:
+        return ", ".join(self.terms) or f"cluster {self.number}"
+
+    @property
+    def papers(self) -> str:
+        """How many papers: "1 paper", "1,234 papers"."""
+        return f"{self.size:,} paper{'' if self.size == 1 else 's'}"
+
+    @property
+    def name(self) -> str:
+        """The label drawn on the map: two words, so thirty of them stay legible."""
+        return ", ".join(self.terms[:2]) or f"cluster {self.number}"
+
+    @property
+    def question(self) -> str | None:
+        """What the chat is asked about the cluster; None when no word sets it apart."""
+        if not self.terms:
+            return None
+        topic = " and ".join(self.terms[:2])
+        return f"Which papers work on {topic}?"
+
+
+class CorpusMap(Record):
+    """Every paper's place on a 2-D map of the corpus and its cluster, with the clusters.
+
+    Column-wise, one tuple per field: at 14k papers a record per point would be most of the
+    file and of the time to read it back. Papers are in cluster order, and within a cluster the
+    one nearest its centre first."""
+
+    paper_ids: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+    x: tuple[float, ...] = ()
+    y: tuple[float, ...] = ()
+    cluster: tuple[int, ...] = ()  # each paper's MapCluster.number
+    clusters: tuple[MapCluster, ...] = ()
+
+    @model_validator(mode="after")
+    def _columns_agree(self) -> CorpusMap:
+        # A map file cut short or from another version is refused whole, and made again.
+        if len({len(self.paper_ids), len(self.titles), len(self.x), len(self.y), len(self.cluster)}) > 1:
+            raise ValueError("the map's columns differ in length")
+        if not set(self.cluster) <= {c.number for c in self.clusters}:
+            raise ValueError("a paper's cluster is not among the map's clusters")
+        return self
+
+    def members(self, number: int) -> list[tuple[str, str]]:
+        """The (id, title) of the cluster's papers, the most typical first."""
+        return [(pid, title) for pid, title, c in zip(self.paper_ids, self.titles, self.cluster, strict=True) if c == number]
 
 
 class Answer(Record):

@@ -28,8 +28,10 @@ before, or by another client of the server) gets them the first time a question 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from collections import Counter
@@ -47,12 +49,14 @@ from langchain_core.embeddings import Embeddings
 from rag.answering.evidence import evidence_texts
 from rag.answering.question import CorpusProfile
 from rag.catalog import Catalog, Entry, entry
-from rag.chunking import chunk_paper
+from rag.chunking import chunk_paper, chunk_paper_id
+from rag.corpusmap import Progress as MapProgress
+from rag.corpusmap import make_map
 from rag.embeddings import embedding_model_id, make_embeddings
 from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.locking import Waiting, WriteLock
 from rag.offline import prepare
-from rag.records import Chunk, Filters, IngestReport, LoadResult, Paper, SkippedRecord
+from rag.records import Chunk, CorpusMap, Filters, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
 from rag.textvectors import Sentences, TextVectors
 
@@ -60,6 +64,9 @@ Progress = Callable[[int, int], None]
 
 _BATCH = 256
 _PAGE = 5000  # rows per read of the paper table
+# Papers whose chunks one read fetches by id: a few thousand would overflow SQLite's limit on
+# bound variables in Chroma's query, as a page does.
+_PAPERS_PER_READ = 1000
 # More is no abstract (a hostile or broken record): its questions split it when they read it.
 _MAX_SENTENCES = 64
 
@@ -196,6 +203,8 @@ class Index:
         self._table_first_chunks: dict[str, str] = {}
         self._count: int | None = None
         self._catalog: Catalog | None = None
+        self._map: CorpusMap | None = None
+        self._map_lock = threading.Lock()
 
     def _connect(self) -> None:
         from langchain_chroma import Chroma
@@ -383,6 +392,64 @@ class Index:
     def lexical(self):
         """The BM25 index over papers (title + abstract), this generation's."""
         return self.catalog.lexical
+
+    def paper_vectors(self, paper_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """Each paper's vector (every paper's, or these papers'), with their ids in the same
+        order: the mean of its chunks' vectors, which stands for the whole abstract. Its first
+        chunk's alone would leave out the rest of the 29% of the scale corpus's abstracts that
+        make more than one chunk (the two's cosine is 0.94 there on average, 0.80 at worst).
+        Papers not indexed are left out."""
+        wanted = list(self.catalog.facets) if paper_ids is None else list(dict.fromkeys(paper_ids))
+        row = {pid: i for i, pid in enumerate(wanted)}
+        rows: list[int] = []
+        vectors: list[np.ndarray] = []
+        for start in range(0, len(wanted), _PAPERS_PER_READ):
+            some = wanted[start : start + _PAPERS_PER_READ]
+            # The chunk ids tell their papers: reading the metadata too took twice as long.
+            got = self._collection.get(where={"paper_id": {"$in": some}}, include=["embeddings"])
+            rows.extend(row[chunk_paper_id(i)] for i in got["ids"])
+            vectors.append(np.asarray(got["embeddings"], dtype=np.float32).reshape(len(got["ids"]), -1))
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        stacked = np.concatenate(vectors)
+        sums = np.zeros((len(wanted), stacked.shape[1]), dtype=np.float32)
+        np.add.at(sums, rows, stacked)
+        chunks = np.bincount(rows, minlength=len(wanted))
+        found = np.flatnonzero(chunks)
+        return [wanted[i] for i in found], sums[found] / chunks[found, None]
+
+    def corpus_map(self, progress: MapProgress | None = None) -> CorpusMap:
+        """This generation's map of the corpus (`rag.corpusmap`). It is made once per generation,
+        from every paper's vector and text (about 12 s at 13,687 papers), and saved beside the index,
+        where another process or the next run reads it; `progress` hears what making it is at."""
+        # The app's sessions share one Index: a second one opening the map meanwhile waits for
+        # this one's rather than making its own.
+        with self._map_lock:
+            if self._map is not None:
+                return self._map
+            saved, generation = self._map_file(), self._generation
+            made = _read_map(saved) or self._make_map(saved, progress)
+            # Kept unless another process's write was seen meanwhile: then it is the last
+            # generation's map.
+            if self._generation == generation:
+                self._map = made
+            return made
+
+    def _make_map(self, saved: Path | None, progress: MapProgress | None) -> CorpusMap:
+        papers = self.papers
+        ids, vectors = self.paper_vectors()
+        kept = [i for i, pid in enumerate(ids) if pid in papers]
+        made = make_map([papers[ids[i]] for i in kept], vectors[kept], threads=self.settings.threads, progress=progress)
+        if saved is not None:
+            _save_map(saved, made)
+        return made
+
+    def _map_file(self) -> Path | None:
+        """Where this generation's map is saved; None for a store never written to."""
+        _ = self.catalog  # made for a store written before generations were, it stamps one
+        if self._generation is None:
+            return None
+        return self._local_folder("maps") / f"{self._generation}.json"
 
     def _local_folder(self, kind: str) -> Path:
         """This machine's folder for what it keeps of the collection: beside the embedded store,
@@ -602,6 +669,7 @@ class Index:
         self._papers = None
         self._count = None
         self._catalog = None
+        self._map = None
 
     def reset(self, *, waiting: Waiting | None = None) -> None:
         """Drop every paper (the collection is recreated empty, for the same model)."""
@@ -611,3 +679,28 @@ class Index:
             self._collection = self._stored()
             self._stamp()
             self._invalidate()
+
+
+def _read_map(path: Path | None) -> CorpusMap | None:
+    """The map saved at `path`; None when there is none, or it is damaged (it is made again)."""
+    if path is None:
+        return None
+    try:
+        return CorpusMap.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
+def _save_map(path: Path, corpus_map: CorpusMap) -> None:
+    """Save whole or not at all, and remove the maps of older generations beside it."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(corpus_map.model_dump_json(), encoding="utf-8")
+        partial.replace(path)
+    except OSError:  # a read-only place only costs the next process the making
+        partial.unlink(missing_ok=True)
+        return
+    for older in path.parent.glob("*.json"):
+        if older != path:
+            older.unlink(missing_ok=True)

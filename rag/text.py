@@ -24,6 +24,7 @@ __all__ = [
     "sentence_spans",
     "split_sentences",
     "stem_words",
+    "term_words",
     "tokenize_terms",
 ]
 
@@ -322,6 +323,15 @@ def tokenize_terms(text: str) -> list[str]:
     """
     words = [w for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
     return stem_words(words) if words else []
+
+
+def term_words(text: str) -> list[tuple[str, str]]:
+    """The terms of `tokenize_terms`, each with the word it was stemmed from as `text` writes it:
+    a label shows "LLMs" or "Gaussian" where the terms are "llms" and "gaussian". Words are
+    found in `text` as written; a word whose lowercase `tokenize_terms` would split otherwise
+    (a few non-ASCII letters) may come out differently."""
+    words = [w for w in _TOKEN.findall(text) if w.lower() not in STOP_WORDS]
+    return list(zip(stem_words([w.lower() for w in words]), words, strict=True)) if words else []
 
 
 @lru_cache(maxsize=8192)

@@ -164,6 +164,16 @@ def app_index_dir(tmp_path_factory, embeddings):
     st.cache_resource.clear()
 
 
+@pytest.fixture
+def fresh_assistant():
+    """For tests that change settings: the process-wide cached Assistant is rebuilt, then dropped."""
+    import streamlit as st
+
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
 APP = str(ROOT / "ui" / "app.py")  # AppTest resolves a relative path against this file, not the cwd
 
 

@@ -11,6 +11,7 @@ from rag.text import (
     lexical_similarity,
     sentence_spans,
     split_sentences,
+    term_words,
     tokenize_terms,
 )
 
@@ -231,3 +232,10 @@ def test_lexical_similarity_matches_stems_and_ignores_stop_words():
     assert lexical_similarity("improves generalization", "improved generalizations") == pytest.approx(1.0)
     assert lexical_similarity("it is the", "the it is") == 0.0
     assert lexical_similarity("", "anything at all") == 0.0
+
+
+def test_term_words_are_the_bm25_terms_with_each_word_as_written():
+    pairs = term_words(FLAT_LORA)
+    assert [term for term, _ in pairs] == tokenize_terms(FLAT_LORA)
+    assert ("lora", "LoRA") in pairs and ("bayesian", "Bayesian") in pairs
+    assert term_words("the of and") == []

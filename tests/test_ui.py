@@ -34,14 +34,6 @@ HOSTILE = Paper(
 )
 
 
-@pytest.fixture
-def fresh_assistant():
-    """For tests that change settings: the process-wide cached Assistant is rebuilt, then dropped."""
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
-
-
 def test_first_open_says_what_is_loaded_offers_three_examples_and_keeps_developer_details_apart(open_app):
     at = open_app()
     assert at.title[0].value == "PaperChat"

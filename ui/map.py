@@ -1,0 +1,147 @@
+"""PaperChat's Map page: the corpus in two dimensions, each paper a point coloured by its cluster,
+each cluster named by its distinctive words. Choosing a cluster, by a click on the map or from
+the list, shows its papers and can ask the chat about it.
+
+Presentation only: `Index.corpus_map` makes the map (`rag.corpusmap`) once per ingest and keeps
+it, on disk for other processes and in memory for reruns. The chart's data is the points'
+places, clusters and titles and nothing more, so 14k papers stay a quick page.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from rag import Index, PaperChatError
+from rag.markup import escape_markdown
+from rag.records import CorpusMap, MapCluster
+from ui.common import Request, ask_in_chat, load_assistant, show_error
+
+CHOSEN = "map_cluster"  # the chosen cluster's number, the list's session state
+CHART = "map_chart"
+SHOWN = "map_shown"  # the map the choice was made on (`Index.corpus_map` keeps one per generation)
+
+
+def load_map(index: Index) -> CorpusMap:
+    """The map, with a status box while it is being made (the first time after an ingest)."""
+    status = None
+
+    def progress(step: str) -> None:
+        nonlocal status
+        if status is None:
+            status = st.status("Drawing the map of the corpus (once after each change to the index)…", expanded=True)
+        status.write(escape_markdown(step) + "…")
+
+    corpus_map = index.corpus_map(progress)
+    if status is not None:
+        status.update(label="The map is drawn", state="complete", expanded=False)
+    return corpus_map
+
+
+def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
+    """The points coloured by cluster, the chosen cluster's brighter, and each cluster's name at
+    its centre; a click on a point chooses its cluster."""
+    # The narrowest types that hold them: the browser gets these columns on every change of choice.
+    points = pd.DataFrame(
+        {
+            "x": np.array(corpus_map.x, dtype=np.float32),
+            "y": np.array(corpus_map.y, dtype=np.float32),
+            "cluster": np.array(corpus_map.cluster, dtype=np.int8),
+            "title": corpus_map.titles,
+        }
+    )
+    names = pd.DataFrame(
+        {
+            "cluster": [c.number for c in corpus_map.clusters],
+            "label": [c.label for c in corpus_map.clusters],
+            "name": [c.name for c in corpus_map.clusters],
+            "x": [c.x for c in corpus_map.clusters],
+            "y": [c.y for c in corpus_map.clusters],
+        }
+    )
+    pick = alt.selection_point(name="pick", fields=["cluster"], on="click")
+    position = [alt.X("x:Q", axis=None), alt.Y("y:Q", axis=None)]
+    # Points big enough to click among 20 papers, small enough to tell apart among 14k.
+    size = min(120, max(8, 2000 / len(points) ** 0.5))
+    dots = (
+        alt.Chart(points)
+        .mark_circle(size=size)
+        # The label joins each point in the browser, from the clusters' table: repeated on 14k
+        # rows it would be most of the chart's data.
+        .transform_lookup(lookup="cluster", from_=alt.LookupData(names, key="cluster", fields=["label"]))
+        .encode(
+            *position,
+            color=alt.Color("cluster:N", legend=None, scale=alt.Scale(scheme="tableau20")),
+            opacity=alt.value(0.8) if chosen is None else alt.condition(alt.datum.cluster == chosen, alt.value(0.9), alt.value(0.12)),
+            tooltip=[alt.Tooltip("title:N", title="Paper"), alt.Tooltip("label:N", title="Cluster")],
+        )
+        .add_params(pick)
+    )
+    text = alt.Chart(names).encode(*position, text="name:N")
+    # Just above the centre, where a cluster of one paper has its point; a white outline under
+    # each name keeps it legible over the points.
+    style = {"fontSize": 12, "fontWeight": "bold", "dy": -(size**0.5) - 4}
+    halo = text.mark_text(**style, stroke="white", strokeWidth=4, strokeJoin="round")
+    return alt.layer(dots, halo, text.mark_text(**style)).properties(height=560)
+
+
+def clicked() -> None:
+    """A click on the map chooses the clicked point's cluster in the list."""
+    picked = st.session_state[CHART].selection.get("pick") or []
+    if picked:
+        st.session_state[CHOSEN] = picked[0]["cluster"]
+
+
+def cluster_panel(corpus_map: CorpusMap, cluster: MapCluster) -> None:
+    """The chosen cluster: its name, size and papers, and a question about it for the chat."""
+    st.subheader(escape_markdown(cluster.label))
+    st.caption(f"{cluster.papers}, the most typical first")
+    question = cluster.question
+    if question is not None and st.button("Ask about this cluster", type="primary", icon=":material/chat:"):
+        ask_in_chat(Request(question))
+    titles = pd.DataFrame({"Paper": [title for _, title in corpus_map.members(cluster.number)]})
+    st.dataframe(titles, hide_index=True, width="stretch")
+
+
+def main() -> None:
+    st.title("Map")
+    try:
+        index = load_assistant().index
+        # Another process, or a teammate on the shared server, may have ingested since.
+        index.refresh()
+        corpus_map = load_map(index)
+    except PaperChatError as error:
+        show_error(error)
+        st.stop()
+    if not corpus_map.clusters:
+        st.info(
+            f"The index at {escape_markdown(index.location)} is empty, so there is nothing to map. "
+            "Add papers with `paperchat ingest data/papers.jsonl`, then reload this page."
+        )
+        return
+    by_number = {c.number: c for c in corpus_map.clusters}
+    if st.session_state.get(SHOWN) is not corpus_map:
+        # The index changed since the cluster was chosen: its number names another cluster now.
+        st.session_state.pop(CHOSEN, None)
+        st.session_state[SHOWN] = corpus_map
+    st.caption(
+        f"{len(corpus_map.paper_ids):,} papers in {len(by_number)} clusters, placed by the meaning of their "
+        "abstracts and named by the words that set each cluster apart. Click a point to choose its cluster."
+    )
+    chosen = st.session_state.get(CHOSEN)
+    st.altair_chart(chart(corpus_map, chosen), key=CHART, on_select=clicked, selection_mode="pick")
+    number = st.selectbox(
+        "Cluster",
+        list(by_number),
+        format_func=lambda n: f"{by_number[n].label} ({by_number[n].papers})",
+        index=None,
+        placeholder="Choose a cluster, or click one on the map",
+        key=CHOSEN,
+    )
+    if number is not None:
+        cluster_panel(corpus_map, by_number[number])
+
+
+main()
