@@ -160,3 +160,20 @@ def test_the_library_searches_and_opens_a_paper(page):
     page.wait_for_timeout(800)
     page.screenshot(path=ARTIFACTS / "8-library-paper.png", full_page=True)
     assert "@inproceedings" in opened.inner_text() and "Ask about this paper" in opened.inner_text()
+
+
+def test_the_map_draws_its_clusters(page):
+    started = time.monotonic()
+    page.get_by_role("link", name="Map").click()
+    chart = page.locator(".st-key-map_chart .marks").first  # Vega's drawing, SVG or canvas
+    chart.wait_for(timeout=60_000)
+    timing("map render (20 papers)", time.monotonic() - started)
+    idle(page)
+    page.locator(".st-key-map_cluster").click()
+    page.get_by_role("option").first.click()
+    page.get_by_text("Ask about this cluster").wait_for(timeout=30_000)
+    idle(page)
+    page.screenshot(path=ARTIFACTS / "9-map.png", full_page=True)
+    assert "papers in" in page.get_by_test_id("stMainBlockContainer").inner_text()
+    box = chart.bounding_box()
+    assert box and box["width"] > 300 and box["height"] > 200, "the map is drawn at a readable size"

@@ -118,7 +118,7 @@ def main() -> None:
     if not corpus_map.clusters:
         st.info(
             f"The index at {escape_markdown(index.location)} is empty, so there is nothing to map. "
-            "Add papers with `paperchat ingest data/papers.jsonl`, then reload this page."
+            "Index the bundled papers on the Chat page, or add your own on the Library page."
         )
         return
     by_number = {c.number: c for c in corpus_map.clusters}
