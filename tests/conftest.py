@@ -209,6 +209,11 @@ def ask(at: AppTest, question: str) -> AppTest:
     return at
 
 
+def uploads(at: AppTest):
+    """The Library page's "Add papers" section: the uploader, its button and its messages."""
+    return next(e for e in at.expander if e.label == "Add papers")
+
+
 def answer_text(message) -> str:
     """An assistant turn's answer, as Markdown: the first Markdown after the turn's scope chips
     (which name the backend)."""

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, answer_text, ask, library_count, plain, source_labels, writer_holding
+from conftest import PAPERS, answer_text, ask, library_count, plain, source_labels, uploads, writer_holding
 from fake_openai import FakeOpenAI, Fault
 from streamlit.testing.v1 import AppTest
 
@@ -197,7 +197,7 @@ def test_an_empty_index_offers_to_index_the_bundled_papers(open_app, tmp_path, f
     index.click().run()
     assert not at.exception
     assert plain(at.caption[0].value).startswith("Ask about 20 ICML 2025 papers.")
-    assert [plain(b.label) for b in at.button][0] == "Which papers work on Large Language Models?"
+    assert plain(at.button[0].label) == "Which papers work on Large Language Models?"
 
 
 def test_a_turn_carries_its_filter_as_a_chip(open_app):
@@ -238,8 +238,8 @@ def paper_count(at: AppTest) -> int:
 
 
 def ingest_upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.sidebar.file_uploader[0].set_value((name, data, "application/jsonl")).run()
-    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    uploads(at).file_uploader[0].set_value((name, data, "application/jsonl")).run()
+    next(b for b in uploads(at).button if b.label == "Ingest").click().run()
     assert not at.exception
     return at
 
@@ -251,31 +251,31 @@ def test_upload_of_a_bad_file_shows_its_line_and_changes_nothing(open_app, tmp_p
     assert paper_count(at) == 20
     bad = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n{"id": "n2", "title": "No abstract"}\n'
     ingest_upload(at, "bad.jsonl", bad)
-    assert any("bad.jsonl:2" in e.value for e in at.sidebar.error)
+    assert any("bad.jsonl:2" in e.value for e in uploads(at).error)
     assert paper_count(at) == 20
 
-    at.sidebar.checkbox[0].check().run()
-    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    uploads(at).checkbox[0].check().run()
+    next(b for b in uploads(at).button if b.label == "Ingest").click().run()
     assert not at.exception
     assert paper_count(at) == 21
-    assert "1 added" in at.sidebar.success[0].value and "1 skipped" in at.sidebar.success[0].value
-    assert any("bad.jsonl:2" in plain(c.value) for c in at.sidebar.caption)
+    assert "1 added" in uploads(at).success[0].value and "1 skipped" in uploads(at).success[0].value
+    assert any("bad.jsonl:2" in plain(c.value) for c in uploads(at).caption)
 
 
 def test_an_upload_over_the_size_limit_is_refused_and_changes_nothing(open_app, fresh_assistant):
     at = library(open_app(PAPERCHAT_MAX_UPLOAD_MB="1"))
     # The browser is told the same limit, so it refuses such a file before sending it.
-    assert at.sidebar.file_uploader[0].proto.max_upload_size_mb == 1
+    assert uploads(at).file_uploader[0].proto.max_upload_size_mb == 1
     line = b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n'
     ingest_upload(at, "big.jsonl", line + b" " * (1 << 20))
-    [error] = at.sidebar.error
+    [error] = uploads(at).error
     assert plain(error.value).startswith("big.jsonl is over 1 MB, the most an upload may be (PAPERCHAT_MAX_UPLOAD_MB)")
     assert "paperchat ingest" in plain(error.value)
-    assert paper_count(at) == 20 and not at.sidebar.success
+    assert paper_count(at) == 20 and not uploads(at).success
 
     # Above Streamlit's own server.maxUploadSize (200 MB) the browser is told that one instead.
     st.cache_resource.clear()
-    assert library(open_app(PAPERCHAT_MAX_UPLOAD_MB="500")).sidebar.file_uploader[0].proto.max_upload_size_mb == 200
+    assert uploads(library(open_app(PAPERCHAT_MAX_UPLOAD_MB="500"))).file_uploader[0].proto.max_upload_size_mb == 200
 
 
 def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, tmp_path, embeddings, fresh_assistant, monkeypatch):
@@ -290,7 +290,7 @@ def test_a_hostile_upload_name_is_ingested_and_writes_nothing_outside(open_app, 
     name = "../../escaped.jsonl"
     ingest_upload(at, name, b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
     assert paper_count(at) == 2
-    assert plain(at.sidebar.success[0].value).startswith(f"{name}: 1 added")
+    assert plain(uploads(at).success[0].value).startswith(f"{name}: 1 added")
     assert [p for p in (tmp_path / "temp").rglob("*") if p.is_file()] == []
 
 
@@ -300,12 +300,12 @@ def test_an_upload_while_another_process_writes_is_refused_as_busy_and_the_page_
     at = library(open_app(data_dir, PAPERCHAT_LOCK_TIMEOUT="0"))
     with writer_holding(data_dir) as pid:
         ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
-    [error] = at.sidebar.error
+    [error] = uploads(at).error
     assert plain(error.value).startswith(f"index busy: another paperchat process (pid {pid}) is writing to {data_dir / 'chroma'}")
     assert "try again when it finishes" in plain(error.value)
-    assert paper_count(at) == 1 and not at.sidebar.success and at.text_input(key="library-query")
+    assert paper_count(at) == 1 and not uploads(at).success and at.text_input(key="library-query")
     ingest_upload(at, "new.jsonl", b'{"id": "n1", "title": "New", "abstract": "A new abstract about graphs."}\n')
-    assert paper_count(at) == 2 and not at.sidebar.error
+    assert paper_count(at) == 2 and not uploads(at).error
 
 
 def test_a_source_card_can_summarize_its_paper(open_app):

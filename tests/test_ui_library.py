@@ -8,7 +8,7 @@ import re
 
 import pytest
 import streamlit as st
-from conftest import PAPERS, library_count, plain, source_labels, writer_holding
+from conftest import PAPERS, library_count, plain, source_labels, uploads, writer_holding
 from streamlit.testing.v1 import AppTest
 
 from rag.corpus import load_corpus
@@ -203,10 +203,10 @@ def test_an_upload_is_ingested_here_listed_and_shown_escaped(library, tmp_path, 
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS).papers[:3])
     at = library(data_dir)
     assert library_count(at) == "3 papers"
-    at.sidebar.file_uploader[0].set_value(("new.jsonl", NEW, "application/jsonl")).run()
-    next(b for b in at.sidebar.button if b.label == "Ingest").click().run()
+    uploads(at).file_uploader[0].set_value(("new.jsonl", NEW, "application/jsonl")).run()
+    next(b for b in uploads(at).button if b.label == "Ingest").click().run()
     assert not at.exception
-    assert plain(at.sidebar.success[0].value) == "new.jsonl: 1 added, 0 updated, 0 unchanged, 0 skipped"
+    assert plain(uploads(at).success[0].value) == "new.jsonl: 1 added, 0 updated, 0 unchanged, 0 skipped"
     title = "<script>alert(1)</script> **Graph** Sourdough Networks"
     assert library_count(at) == "4 papers" and title in titles(at)  # a table cell is text, never markup
 

@@ -52,7 +52,6 @@ def papers(n: int) -> str:
 
 def upload(index: Index) -> None:
     """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
-    st.subheader("Add papers")
     limits = index.settings.limits
     file = st.file_uploader(
         "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
@@ -272,7 +271,6 @@ def library() -> None:
         stats = index.stats()
         with st.sidebar:
             filters, k = choose_filters(stats, assistant.settings.k)
-            upload(index)
         admitted = set(index.matching(filters)) if filters.active else None
     except PaperChatError as error:  # no index, or a shared server that went away
         show_error(error)
@@ -283,8 +281,11 @@ def library() -> None:
         st.success(f"Removed “{escape_markdown(removed)}” from the index.", icon=":material/delete:")
     total = stats.papers
     st.markdown(papers(total) if admitted is None else f"{len(admitted):,} of {papers(total)} match the filters")
+    # In the main pane, where the uploader's list of formats is read whole (the sidebar cuts it).
+    with st.expander("Add papers", expanded=not total, icon=":material/upload_file:"):
+        upload(index)
     if not total:
-        st.info(f"The index at {escape_markdown(index.location)} is empty: add a file of papers in the sidebar.")
+        st.info(f"The index at {escape_markdown(index.location)} is empty: add a file of papers above.")
     query = st.text_input(
         "Search the papers", key="library-query", placeholder="a topic, a method or a question; the hybrid ranking lists the best",
     ).strip()
