@@ -213,6 +213,15 @@ async def _open(browser: Browser, url: str, run: SessionRun, timeout_ms: float) 
     return page
 
 
+async def _answer_text(message) -> str:
+    """What a finished answer says: the answer column's text and its cards' labels. Not the
+    cards' insides: the browser mounts those as they scroll into view, so two sessions showing
+    the same answer hold different parts of them at a given moment."""
+    answer = await message.get_by_test_id("stColumn").first.text_content() or ""
+    labels = await message.locator('[data-testid="stExpander"] summary').all_text_contents()
+    return "\n".join([answer, *labels])
+
+
 async def _ask_all(page: Page | None, questions: Sequence[str], run: SessionRun) -> None:
     from playwright.async_api import Error
 
@@ -229,7 +238,7 @@ async def _ask_all(page: Page | None, questions: Sequence[str], run: SessionRun)
                 shown = page.get_by_test_id("stException").or_(page.get_by_test_id("stAlertContentError"))
                 run.errors.append(f"question {turn}: the app shows {(await shown.first.inner_text()).strip()!r}")
                 return
-            run.texts.append(await page.get_by_test_id("stChatMessage").nth(2 * turn - 1).inner_text())
+            run.texts.append(await _answer_text(page.get_by_test_id("stChatMessage").nth(2 * turn - 1)))
         except Error as error:  # a timeout, or the page gone
             run.errors.append(f"question {turn}: {error.message.splitlines()[0]}")
             return
