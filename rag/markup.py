@@ -28,6 +28,7 @@ __all__ = [
     "escape_markdown",
     "has_latex",
     "highlighted",
+    "marked",
     "math_spans",
     "styled_segments",
     "to_bibtex",
@@ -165,6 +166,12 @@ def defuse_markdown(text: str) -> str:
     return _HTML.sub(r"\\<", text)
 
 
+def marked(text: str, *, colour: str = "orange") -> str:
+    """`text` as Markdown on a coloured background (Streamlit's `:orange-background[...]`), its
+    LaTeX as plain Unicode: a highlighted sentence reads as the quote a citation's hover shows."""
+    return f":{colour}-background[{escape_markdown(to_plain(text))}]"
+
+
 def highlighted(text: str, sentences: Sequence[str], *, colour: str = "orange") -> tuple[str, list[str]]:
     """`text` as Markdown (`to_markdown`) with each of `sentences` found in it on a coloured
     background, whatever the spacing between its words; and the sentences not found in it."""
@@ -179,8 +186,7 @@ def highlighted(text: str, sentences: Sequence[str], *, colour: str = "orange") 
             spans.append(found.span())
     out, cursor = [], 0
     for start, end in sorted(spans):
-        # Plain inside: Streamlit renders no math within a colour directive.
-        out += [to_markdown(text[cursor:start]), f":{colour}-background[{escape_markdown(to_plain(text[start:end]))}]"]
+        out += [to_markdown(text[cursor:start]), marked(text[start:end], colour=colour)]
         cursor = end
     out.append(to_markdown(text[cursor:]))
     return "".join(out), missing

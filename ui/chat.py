@@ -21,7 +21,7 @@ from rag.corpus import load_corpus
 from rag.errors import BackendError
 from rag.examples import example_questions
 from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text
-from rag.markup import defuse_markdown, escape_markdown, highlighted, to_markdown
+from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown
 from rag.records import ComparisonTable, QuestionAnalysis, Relevance
 from ui.common import (
     Request,
@@ -256,7 +256,7 @@ def render_paper(
     abstract, elsewhere = highlighted(paper.abstract, supports)
     # A support found outside the abstract (its title) is shown on its own, highlighted as well.
     for sentence in elsewhere:
-        st.markdown(highlighted(sentence, [sentence])[0])
+        st.markdown(marked(sentence))
     st.markdown(abstract)
     buttons = st.columns(2)
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)

@@ -16,7 +16,7 @@ from rag import Assistant, PaperChatError
 from rag.evalrun import Run, evaluate
 from rag.evalsets import load_eval_set, load_upload
 from rag.evaluate import compare
-from rag.markup import defuse_markdown, escape_markdown, to_markdown, to_plain
+from rag.markup import defuse_markdown, escape_markdown, marked, to_markdown, to_plain
 from rag.metrics import METRICS, description, label
 from rag.outcomes import checked_metrics, failing, outcomes, reasons
 from rag.records import EvalReport, EvalSet, QuestionOutcome
@@ -269,7 +269,7 @@ def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
             for citation in citations:
                 st.caption(f"Cited for: {defuse_markdown(citation.citing_sentence)}")
                 if citation.support:
-                    st.markdown(f"Supporting sentence: :orange-background[{to_markdown(citation.support)}]")
+                    st.markdown(f"Supporting sentence: {marked(citation.support)}")
                 if not citation.supported:
                     st.caption(":red[Marked unsupported when the answer was checked: this sentence does not bear out the claim.]")
         st.markdown("**Papers**")

@@ -22,7 +22,7 @@ from rag import Assistant, Filters, Index, PaperChatError, PaperMatch, PaperNotF
 from rag.corpus import load_upload
 from rag.export import bibtex, venue_year
 from rag.library import LibraryRow, library_rows, narrowed
-from rag.markup import escape_markdown, to_markdown
+from rag.markup import escape_markdown, marked, to_markdown
 from ui.common import (
     Request,
     ask_in_chat,
@@ -171,7 +171,7 @@ def result(match: PaperMatch) -> None:
             st.caption(escape_markdown(byline))
         st.caption(f"{relevance_markdown(match)} · score {match.source.score:.2f}")
         if match.sentence:
-            st.markdown(f":{'gray' if match.weak else 'orange'}-background[{to_markdown(match.sentence)}]")
+            st.markdown(marked(match.sentence, colour="gray" if match.weak else "orange"))
         st.button("Open", key=f"library-open-{number}", on_click=open_paper, args=(paper.id,))
 
 
