@@ -70,8 +70,8 @@ def scope_items(answer: Answer) -> list[str]:
         items.append(f"corpus: {answer.corpus}")
     if answer.filters.active:
         items.append(f"filters: {answer.filters.description}")
-    if answer.form != "clarify":  # a clarification is asked back by rule: no backend wrote it
-        items.append(f"answered by: {answer.backend}")
+    if answer.answered_by:
+        items.append(f"answered by: {answer.answered_by}")
     if answer.created:
         items.append(f"on {answer.created}")
     return items

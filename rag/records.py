@@ -465,6 +465,11 @@ class Answer(Record):
         numbers = {c.number for c in self.citations}
         return tuple(s for s in self.sources if s.number in numbers)
 
+    @property
+    def answered_by(self) -> str:
+        """The backend that wrote the answer; none for a clarification, asked back by rule."""
+        return "" if self.form == "clarify" else self.backend
+
     def relevance_of(self, paper_id: str) -> Relevance | None:
         return next((r for r in self.relevance if r.paper_id == paper_id), None)
 

@@ -31,6 +31,7 @@ from ui.common import (
     load_assistant,
     placement,
     relevance_markdown,
+    show_byline,
     show_error,
     title_markdown,
 )
@@ -126,8 +127,8 @@ def render_scope(answer: Answer) -> None:
     if answer.corpus:
         chips.append(f":gray-badge[:material/library_books: {escape_markdown(answer.corpus)}]")
     chips += [f":blue-badge[:material/filter_alt: {escape_markdown(part)}]" for part in answer.filters.parts]
-    if answer.form != "clarify":  # asked back by rule: no backend wrote it
-        chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.backend)}]")
+    if answer.answered_by:
+        chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.answered_by)}]")
     if answer.standalone_question != answer.question:
         chips.append(f":orange-badge[:material/edit: searched for “{escape_markdown(answer.standalone_question)}”]")
     if chips:
@@ -246,9 +247,7 @@ def render_paper_list(answer: Answer, sources: Sequence[Source]) -> None:
 def render_paper(
     paper: Paper, supports: Sequence[str], *, key: str, unsupported: Sequence[str] = (), relevance: Relevance | None = None
 ) -> None:
-    st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
-    if placement(paper):
-        st.caption(escape_markdown(placement(paper)))
+    show_byline(paper)
     if relevance is not None:
         st.caption(relevance_markdown(relevance))
     for claim in unsupported:

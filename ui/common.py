@@ -44,6 +44,13 @@ def placement(paper: Paper) -> str:
     return " — ".join(x for x in (paper.category, venue_year(paper)) if x)
 
 
+def show_byline(paper: Paper) -> None:
+    """The paper's authors, then where it sits."""
+    st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
+    if placement(paper):
+        st.caption(escape_markdown(placement(paper)))
+
+
 def relevance_markdown(relevance: Relevance | None) -> str:
     """How a paper meets the question: the words it shares with it and the closeness of its best
     sentence; a weak match says so."""

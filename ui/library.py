@@ -29,8 +29,8 @@ from ui.common import (
     choose_filters,
     ingest_with_progress,
     load_assistant,
-    placement,
     relevance_markdown,
+    show_byline,
     show_error,
     title_markdown,
 )
@@ -208,9 +208,7 @@ def show_paper(index: Index, paper_id: str) -> None:
         return
     with st.container(border=True, key="library-paper"):
         st.subheader(title_markdown(paper))
-        st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
-        if placement(paper):
-            st.caption(escape_markdown(placement(paper)))
+        show_byline(paper)
         entry = bibtex([paper])
         linked = paper.url.startswith(("https://", "http://"))
         with st.container(horizontal=True):
