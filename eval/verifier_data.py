@@ -1,0 +1,286 @@
+"""Build the verifier's labelled pairs (`data/verifier/pairs.jsonl.gz`) from the written questions.
+
+    python eval/verifier_data.py --assemble DIR     # the writers' batch files -> questions.jsonl
+    python eval/verifier_data.py --index DIR [--scifact ../shared/benchmarks/scifact --scifact-index DIR]
+
+`data/verifier/questions.jsonl` holds the questions written for abstracts of the scale corpus
+(`data/verifier/abstracts.jsonl.gz`, each abstract split into sentences as the product splits
+them, and assigned to the train, calibration or report split); `data/verifier/CARD.md` says who
+wrote them and how. Each question becomes labelled pairs (labels: `rag.verifier.LABELS`):
+
+- sentence pairs: the sentences written down as answering it (answers) or contradicting its
+  premise (contradicts); the other sentences of its abstract closest to it (none), except for a
+  topic question, which more of its abstract may fit; for a question the abstract does not
+  answer, or one asking for what abstracts never hold, its closest sentences (none);
+- paper pairs (`rag.verifier.paper_passage`: the title and the two sentences closest to the
+  question): its own paper (answers; contradicts where a contradicting sentence is among the
+  two; none for a question the abstract does not answer);
+- hard negatives, for the questions that name one paper's finding: the best BM25 paper and the
+  best dense paper of the whole scale corpus other than its own, as a paper pair and by their
+  closest sentence (none).
+
+`--index` is an index of the scale corpus (`paperchat eval --set eval/sets/scale-how-result.jsonl`
+makes one under `<data_dir>/eval/scale_corpus`): it supplies the rankings and the sentence
+vectors. With `--scifact`, the claims of SciFact train's calibration half (never its report half)
+are added as paper pairs: their relevant abstracts (answers) and the best BM25 abstracts that are
+not (none). Every pair keeps its question's split; SciFact's claims are all train.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag.answering.question import question_focus  # noqa: E402
+from rag.embeddings import SentenceVectors  # noqa: E402
+from rag.evalsets import load_beir  # noqa: E402
+from rag.markup import to_plain  # noqa: E402
+from rag.retrieval import search, with_retriever  # noqa: E402
+from rag.settings import Settings  # noqa: E402
+from rag.store import Index  # noqa: E402
+from rag.text import split_sentences, tokenize_terms  # noqa: E402
+from rag.verifier import LABELS, paper_passage  # noqa: E402
+
+DATA = ROOT / "data" / "verifier"
+NONE, ANSWERS, CONTRADICTS = (LABELS.index(label) for label in ("none", "answers", "contradicts"))
+# The kinds whose question names one paper's own finding: another paper is a negative for them.
+SPECIFIC = ("reworded", "how", "false_premise")
+OWN_NEGATIVES = 3
+_CODE = re.compile(r"\b(code|github|implementation|source)\b.{0,60}\b(available|released?|public|open-source[d]?|at)\b", re.I)
+# Rule-made, not written: questions about code availability, paired with each abstract's sentence
+# that says where the code is (the data card counts them apart).
+CODE_QUESTIONS = (
+    "Is the code for this released?",
+    "Do the authors make their implementation public?",
+    "Where can I get the source code?",
+    "Which papers share their code?",
+    "Is there a GitHub repository for this work?",
+    "Has the implementation been open-sourced?",
+    "papers with code available",
+    "Can I download their code somewhere?",
+)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def shared_content_words(question: str, sentence: str) -> int:
+    """Content words (stemmed, stop words out) the question shares with the sentence."""
+    return len(set(tokenize_terms(question)) & set(tokenize_terms(to_plain(sentence))))
+
+
+class Builder:
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.vectors = SentenceVectors(index.embeddings, store=index)
+        self.settings = index.settings
+        self.pairs: list[dict] = []
+
+    def closest(self, question: str, sentences: list[str], n: int) -> list[int]:
+        """Positions of the n sentences closest to the question (by MiniLM cosine, as the product ranks them)."""
+        if not sentences:
+            return []
+        similarity = np.asarray(self.vectors.similarities(question_focus(question), sentences))
+        return [int(i) for i in np.argsort(-similarity, kind="stable")[:n]]
+
+    def add(self, question: dict, passage: str, label: int, *, level: str, own: bool) -> None:
+        self.pairs.append(
+            {
+                "q": question["question"],
+                "p": passage,
+                "label": label,
+                "level": level,
+                "own": own,
+                "kind": question["kind"],
+                "qid": question["id"],
+                "split": question["split"],
+            }
+        )
+
+    def paper(self, question: dict, title: str, sentences: list[str], label_of) -> None:
+        """The paper pair: title and the two closest sentences in the abstract's order."""
+        chosen = sorted(self.closest(question["question"], sentences, 2))
+        passage = paper_passage(to_plain(title), [to_plain(sentences[i]) for i in chosen])
+        self.add(question, passage, label_of(chosen), level="paper", own=label_of is not None)
+
+    def question(self, question: dict, abstract: dict) -> None:
+        sentences = abstract["sentences"]
+        kind = question["kind"]
+        answers = set(question.get("answers", []))
+        contradicts = set(question.get("contradicts", []))
+        for i in answers:
+            self.add(question, to_plain(sentences[i]), ANSWERS, level="sentence", own=True)
+        for i in contradicts:
+            self.add(question, to_plain(sentences[i]), CONTRADICTS, level="sentence", own=True)
+        if kind != "topic":
+            others = [i for i in self.closest(question["question"], sentences, len(sentences)) if i not in answers | contradicts]
+            if kind == "beyond":
+                # "Show me the code" is not answered by "code is available at ...", but a question
+                # may well be; such a sentence is left out rather than called an answer to neither.
+                others = [i for i in others if not _CODE.search(sentences[i])]
+            for i in others[: OWN_NEGATIVES + (kind in ("near", "beyond"))]:
+                self.add(question, to_plain(sentences[i]), NONE, level="sentence", own=True)
+
+        def own_label(chosen: list[int]) -> int:
+            if kind in ("near", "beyond"):
+                return NONE
+            if kind == "false_premise":
+                return CONTRADICTS if contradicts & set(chosen) else ANSWERS
+            return ANSWERS
+
+        self.paper(question, abstract["title"], sentences, own_label)
+        if kind in SPECIFIC:
+            for neighbour in self.neighbours(question["question"], abstract["id"]):
+                neighbour_sentences = split_sentences(neighbour.abstract)
+                self.paper(question, neighbour.title, neighbour_sentences, lambda _: NONE)
+                for i in self.closest(question["question"], neighbour_sentences, 1):
+                    self.add(question, to_plain(neighbour_sentences[i]), NONE, level="sentence", own=False)
+
+    def neighbours(self, question: str, own: str) -> list:
+        """The best BM25 paper and the best dense paper other than the question's own."""
+        found = []
+        for ranker in ("bm25", "dense"):
+            for source in search(self.index, question, with_retriever(self.settings, ranker), k=3):
+                if source.paper.id != own and source.paper.id not in {p.id for p in found}:
+                    found.append(source.paper)
+                    break
+        return found
+
+    def code(self, abstract: dict, number: int) -> None:
+        """A rule-made code-availability question for an abstract that says where its code is."""
+        sentences = abstract["sentences"]
+        saying = [i for i, s in enumerate(sentences) if _CODE.search(s)]
+        if not saying:
+            return
+        question = {
+            "id": f"code-{abstract['key']}",
+            "question": CODE_QUESTIONS[number % len(CODE_QUESTIONS)],
+            "kind": "code",
+            "split": abstract["split"],
+        }
+        for i in saying:
+            self.add(question, to_plain(sentences[i]), ANSWERS, level="sentence", own=True)
+        for i in [i for i in self.closest(question["question"], sentences, len(sentences)) if i not in saying][:2]:
+            self.add(question, to_plain(sentences[i]), NONE, level="sentence", own=True)
+
+    def scifact(self, folder: Path, index: Index) -> None:
+        """Paper pairs of SciFact train's calibration half: relevant abstracts and BM25 misses."""
+        claims = load_beir(folder, split="calibration")
+        builder = Builder(index)
+        bm25 = with_retriever(index.settings, "bm25")
+        for item in claims.items:
+            question = {"id": f"scifact-{item.id}", "question": item.question, "kind": "scifact", "split": "train"}
+            relevant = index.fetch(list(item.gold))
+            for paper in relevant.values():
+                builder.paper(question, paper.title, split_sentences(paper.abstract), lambda _: ANSWERS)
+            misses = [s.paper for s in search(index, item.question, bm25, k=5) if s.paper.id not in item.gold][:2]
+            for paper in misses:
+                builder.paper(question, paper.title, split_sentences(paper.abstract), lambda _: NONE)
+        self.pairs += builder.pairs
+
+
+KINDS = ("reworded", "how", "near", "false_premise", "topic", "beyond")
+
+
+def assemble(folder: Path, abstracts: dict[str, dict]) -> list[dict]:
+    """The questions of the writers' batch files (`batch_NN.jsonl`, one JSON object a line, as
+    the writers' instructions in the data card ask), checked and numbered. A line whose sentence
+    numbers its abstract lacks, or that misses the field its kind needs, is left out and said."""
+    questions = []
+    for path in sorted(folder.glob("batch_*.jsonl")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            abstract = abstracts.get(record.get("key", ""))
+            kind = record.get("kind")
+            cited = [*record.get("answers", []), *record.get("contradicts", [])]
+            problem = (
+                "no such abstract" if abstract is None
+                else f"unknown kind {kind!r}" if kind not in KINDS
+                else "no question" if not str(record.get("q", "")).strip()
+                else "a sentence number out of range" if any(not isinstance(i, int) or not 0 <= i < len(abstract["sentences"]) for i in cited)
+                else "no answering sentence" if kind in ("reworded", "how", "topic") and not record.get("answers")
+                else "no contradicting sentence or premise" if kind == "false_premise" and not (record.get("contradicts") and record.get("premise"))
+                else ""
+            )
+            if problem:
+                print(f"{path.name}:{number}: {problem}; left out", file=sys.stderr)
+                continue
+            question = {
+                "id": f"vq-{len(questions) + 1:05d}",
+                "key": record["key"],
+                "paper": abstract["id"],
+                "kind": kind,
+                "question": record["q"].strip(),
+                "batch": path.stem,
+            }
+            for field in ("answers", "contradicts"):
+                if record.get(field):
+                    question[field] = sorted(set(record[field]))
+            if kind == "false_premise":
+                question["premise"] = record["premise"].strip()
+            if kind == "reworded":
+                # The writers' rule: at most one content word shared with an answering sentence.
+                question["shared_words"] = min(shared_content_words(record["q"], abstract["sentences"][i]) for i in question["answers"])
+            questions.append(question)
+    return questions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--assemble", type=Path, help="a folder of the writers' batch_NN.jsonl files")
+    parser.add_argument("--index", type=Path, help="data_dir of an index of the scale corpus")
+    parser.add_argument("--scifact", type=Path, help="SciFact's BEIR folder")
+    parser.add_argument("--scifact-index", type=Path, help="data_dir of an index of SciFact's corpus")
+    parser.add_argument("--out", type=Path, default=DATA / "pairs.jsonl.gz")
+    args = parser.parse_args(argv)
+    abstracts = {a["key"]: a for a in read_jsonl(DATA / "abstracts.jsonl.gz")}
+    if args.assemble:
+        assembled = assemble(args.assemble, abstracts)
+        with open(DATA / "questions.jsonl", "w", encoding="utf-8") as out:
+            for question in assembled:
+                out.write(json.dumps(question, ensure_ascii=False) + "\n")
+        print(f"{len(assembled)} questions of {len({q['key'] for q in assembled})} abstracts -> {DATA / 'questions.jsonl'}")
+        print(dict(Counter(q["kind"] for q in assembled)))
+        return 0
+    if args.index is None:
+        parser.error("--index is needed to build the pairs")
+    questions = read_jsonl(DATA / "questions.jsonl")
+    index = Index.open(Settings(data_dir=args.index, backend="extractive"))
+    builder = Builder(index)
+    for number, question in enumerate(questions):
+        abstract = abstracts[question["key"]]
+        builder.question({**question, "split": abstract["split"]}, abstract)
+        if number % 500 == 0:
+            print(f"{number}/{len(questions)} questions, {len(builder.pairs)} pairs", flush=True)
+    for number, abstract in enumerate(abstracts.values()):
+        builder.code(abstract, number)
+    if args.scifact:
+        scifact_index = Index.open(Settings(data_dir=args.scifact_index, backend="extractive", collection="papers-eval-scifact"))
+        builder.scifact(args.scifact, scifact_index)
+    with gzip.open(args.out, "wt", encoding="utf-8") as out:
+        for pair in builder.pairs:
+            out.write(json.dumps(pair, ensure_ascii=False) + "\n")
+    counts = Counter((p["split"], p["level"], LABELS[p["label"]]) for p in builder.pairs)
+    for key in sorted(counts):
+        print(*key, counts[key], sep="\t")
+    print(f"{len(builder.pairs)} pairs -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
