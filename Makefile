@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map eval eval-forms calibrate eval-benchmarks clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier eval eval-forms eval-verifier calibrate eval-benchmarks train-verifier clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -70,6 +70,10 @@ bench-ingest: install
 bench-ask: install
 	$(BIN)/python bench/bench_ask.py
 
+# The verifier's throughput, and `ask` over the 13,687 scale abstracts with and without its reranking.
+bench-verifier: install
+	$(BIN)/python bench/bench_verifier.py
+
 # Growth: ingest rate, disk, start-up, retrieval and ask p50/p95, peak RSS at 1k, 10k, 13,687 and
 # 100k papers (100k: the scale corpus copied, with its vectors reused), and bench/scale.png.
 # About an hour on 2 cores.
@@ -98,6 +102,18 @@ eval: ingest
 # and over the 13,687-abstract scale corpus in ../shared (indexed once, about 20 minutes).
 eval-forms: ingest
 	for set in seed-unanswerable seed-how-result seed-collection scale-unanswerable scale-how-result scale-collection; do \
+	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
+	done
+
+# The verifier (rag/verifier.py): fine-tuned from the bundled MiniLM on data/verifier/pairs.jsonl.gz,
+# on the CPU with a fixed seed, exported to int8 ONNX in data/verifier/model/ with its held-out
+# figures (data/verifier/MODEL_CARD.md). About 25 minutes on 2 cores.
+train-verifier: install
+	$(BIN)/python eval/train_verifier.py
+
+# The answer questions written for issue 24 (reworded lookups, false premises) on their report halves.
+eval-verifier: ingest
+	for set in seed-reworded seed-premise; do \
 	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
 	done
 
