@@ -21,10 +21,11 @@ from datetime import UTC, datetime
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import PromptTemplate
 
-from rag.answering.answerability import assess
-from rag.answering.check import StreamGuard, check_support, mark_unsupported
+from rag.answering.answerability import assess, for_model
+from rag.answering.check import DeclineOpening, StreamGuard, check_support, mark_unsupported
+from rag.answering.collection import SHOWN, admitted
 from rag.answering.decline import decline_text, partial_note
-from rag.answering.evidence import Evidence, gather
+from rag.answering.evidence import Evidence, gather, verify
 from rag.answering.followup import (
     SUMMARY_REQUEST,
     Reading,
@@ -56,9 +57,10 @@ from rag.records import (
     QuestionType,
     Source,
 )
-from rag.retrieval import search
+from rag.rerank import rank
 from rag.settings import Settings
 from rag.store import Index
+from rag.verifier import Verifier, load_verifier
 
 __all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "StatusEvent", "TokenEvent", "about_selection"]
 
@@ -70,11 +72,13 @@ _WARM_PAPERS = 50
 
 @dataclass(frozen=True)
 class SourcesEvent:
-    """Retrieval is done: these sources will be cited by number."""
+    """Retrieval is done: these sources will be cited by number. A partly covered answer's `note`
+    (what no abstract holds) is shown before its text."""
 
     standalone_question: str
     sources: tuple[Source, ...]
     analysis: QuestionAnalysis | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,14 @@ class Assistant:
         self.settings = settings
         self.vectors = SentenceVectors(index.embeddings, store=index)
         self.backend = backend or choose_backend(settings, self.vectors)
+        self._verifier: Verifier | None = None
+
+    @property
+    def verifier(self) -> Verifier:
+        """The verifier (`rag.verifier`), loaded at the first question that needs it."""
+        if self._verifier is None:
+            self._verifier = load_verifier(threads=self.settings.threads)
+        return self._verifier
 
     def offline(self) -> Assistant:
         """This assistant answering from the abstracts alone: what the app offers when the model fails."""
@@ -139,6 +151,7 @@ class Assistant:
         sources = [Source(number=n, paper=p, score=0.0) for n, p in enumerate(papers, 1)]
         gather(analyze("How does attention warm up?", self.index.profile()), sources, self.vectors)
         self.vectors.similarities("warm up", ["One sentence.", "Another one."])
+        self.verifier.judge("How does attention warm up?", ["One sentence."])
 
     # -- stages -------------------------------------------------------------------------------
 
@@ -163,10 +176,20 @@ class Assistant:
         scope = merge_filters(filters, analysis.filters)
         k = k or self.settings.k
         selection = about_selection(analysis, scope)
-        if widen and (selection or analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)):
-            k = max(k, self.settings.collection_depth)
-        sources = search(self.index, analysis.search_text, self.settings, k=k, filters=scope, focus=analysis.focus)
+        several = selection or analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)
+        depth = max(k, self.settings.collection_depth) if widen and several else k
+        sources = rank(self.index, analysis, self.settings, self.vectors, self.verifier, k=depth, filters=scope)
         evidence = gather(analysis, sources, self.vectors)
+        # The verifier reads the sentences of the papers an answer may quote: the top k, or the
+        # papers a collection admits (those it shows); the first paper, and any the question
+        # names, whole.
+        numbers = (
+            [p.number for p in admitted(evidence, selection=selection)][:SHOWN]
+            if several
+            else [p.number for p in evidence.papers[:k]]
+        )
+        whole = {p.number for p in evidence.about(1)}
+        evidence = verify(evidence, self.verifier, numbers, whole=whole)
         answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
         return analysis, scope, evidence, answerability
 
@@ -200,6 +223,8 @@ class Assistant:
         clock = time.perf_counter()
         analysis, scope, evidence, answerability = self.prepare(standalone, filters=filters, k=k)
         timings["retrieve"] = time.perf_counter() - clock
+        if isinstance(self.backend, ModelBackend):
+            answerability = for_model(answerability, floor=self.settings.model_floor)
         planned = plan(evidence, answerability, k=k or self.settings.k, selection=about_selection(analysis, scope))
         request = AnswerRequest(
             task=planned.task,
@@ -214,12 +239,15 @@ class Assistant:
         yield from self._answer(question, request, scope, timings)
 
     def _answer(self, question: str, request: AnswerRequest, scope: Filters, timings: dict[str, float]) -> Iterator[Event]:
-        """Stream the answer, or the decline, then check the citations."""
+        """Stream the answer, or the decline, then check the citations. A model that finds the
+        sources do not answer says so in a form of its own (`model_declined`), shown as a decline."""
         answerability = request.answerability
         sources = tuple(request.sources) if answerability.answers else ()
-        yield SourcesEvent(request.question, sources, request.analysis)
+        note = partial_note(answerability) if answerability.answers else ""
+        yield SourcesEvent(request.question, sources, request.analysis, note=note)
         clock = time.perf_counter()
         guard = StreamGuard({s.number for s in sources})
+        opening = DeclineOpening() if self.backend.chat_model is not None and answerability.answers else None
         pieces: list[str] = []
         cut_off = ""
         if not answerability.answers:
@@ -233,6 +261,8 @@ class Assistant:
                         yield StatusEvent(piece.text)
                         continue
                     shown = guard.feed(piece)
+                    if opening is not None:
+                        shown = opening.feed(shown)
                     if shown:
                         if not pieces:
                             # From the question, not from the start of generation: what a reader waits.
@@ -240,16 +270,28 @@ class Assistant:
                         pieces.append(shown)
                         yield TokenEvent(shown)
                 rest = guard.flush()
+                if opening is not None:
+                    rest = opening.feed(rest, final=True)
                 if rest:
                     pieces.append(rest)
                     yield TokenEvent(rest)
             except AnswerCutOff as exc:
                 # What was shown stays, marked as cut off; what the guard held back is dropped
                 # (a half-written marker).
-                if not pieces:
+                if not pieces and not (opening and opening.declined):
                     raise
                 cut_off = exc.message
         timings["generate"] = time.perf_counter() - clock
+        if opening is not None and opening.declined:
+            # The model read the sources and found they do not answer: a decline, citing nothing.
+            answerability = answerability.model_copy(
+                update={"coverage": Coverage.NOT_COVERED, "reason": f"{self.backend.label} found the sources do not answer it"}
+            )
+            sources, note, cut_off = (), "", ""
+            pieces = [
+                load_prompt("model_declined").format(reason=defuse_markdown(opening.reason) or "the sources do not answer it")
+            ]
+            yield TokenEvent(pieces[0])
 
         clock = time.perf_counter()
         text = "".join(pieces).strip()
@@ -260,24 +302,28 @@ class Assistant:
         timings["check"] = time.perf_counter() - clock
         timings["total"] = sum(v for key, v in timings.items() if key != "first_token")
         closest = () if answerability.answers else tuple(_numbered([p.source for p in request.evidence.papers[:_CLOSEST]]))
+        if not answerability.answers:
+            form = answerability.coverage.value
+        else:
+            form = Coverage.CONTRADICTED.value if answerability.coverage == Coverage.CONTRADICTED else request.task.value
         yield DoneEvent(
             Answer(
                 question=question,
                 standalone_question=request.question,
                 text=mark_unsupported(report.text, citations) if report else text,
-                note=partial_note(answerability) if answerability.answers else "",
+                note=note,
                 cut_off=cut_off,
                 citations=citations,
                 invalid_citations=tuple(sorted(guard.dropped | set(report.invalid if report else ()))),
                 uncited=report.uncited if report else False,
                 sources=sources,
                 backend=self.backend.name,
-                form=request.task.value if answerability.answers else answerability.coverage.value,
+                form=form,
                 analysis=request.analysis,
                 answerability=answerability,
                 closest=closest,
-                matches=tuple(request.matches),
-                table=request.table,
+                matches=tuple(request.matches) if answerability.answers else (),
+                table=request.table if answerability.answers else None,
                 filters=scope,
                 corpus=self.index.stats().summary,
                 relevance=tuple(relevance(request.evidence, min_similarity=self.settings.min_relevance)),

@@ -207,6 +207,9 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
                     err.print(
                         f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]"
                     )
+                if event.note and not as_json:
+                    # What no abstract holds comes first: the quotes after it are what they do say.
+                    out.print(Text(event.note, style="yellow"))
                 if event.sources:
                     waiting.enter_context(_waiting(model))
             elif isinstance(event, StatusEvent):
@@ -232,8 +235,6 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
         err.print(f"[bold red]answer cut off:[/] {escape(answer.cut_off)}")
     if table and answer.table is not None:
         _print_table(answer)
-    if answer.note:
-        out.print(Text(answer.note, style="yellow"))
     _print_references(answer, show_all=show_all)
     return answer
 
@@ -457,10 +458,10 @@ def reset(ctx) -> None:
 )
 @click.option(
     "--retriever",
-    type=click.Choice(["hybrid", "dense", "bm25"]),
+    type=click.Choice(["hybrid", "fused", "dense", "bm25"]),
     default="hybrid",
     show_default=True,
-    help="Rank by the fusion, or by one signal alone.",
+    help="Rank by the fusion reranked by the verifier, by the fusion alone (fused), or by one signal alone.",
 )
 @click.option("--retrieval-only", is_flag=True, help="Score the rankings only; write no answers.")
 @click.option("--depth", type=click.IntRange(10, 1000), help="How deep rankings are scored [100 for BEIR sets, else 10].")

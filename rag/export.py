@@ -42,11 +42,12 @@ def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> s
         parts.append(f"## Q: {escape_markdown(' '.join(answer.question.split()))}")
         if scope := scope_items(answer):
             parts.append("*" + escape_markdown(" · ".join(scope)) + "*")
+        if answer.note:
+            # What no abstract holds, before what they say (as the app and the CLI show it).
+            parts.append(f"*{answer.note}*")
         parts.append(answer.text)
         if answer.cut_off:
             parts.append(f"**Answer cut off:** {escape_markdown(answer.cut_off)}")
-        if answer.note:
-            parts.append(f"*{answer.note}*")
         cited = answer.cited_sources
         if cited:
             parts.append("**References**")

@@ -1,7 +1,7 @@
 """The extractive backend: answers made of the retrieved abstracts' own sentences, each cited.
 
 No language model. Each task has its answer form in `rag.answering`: quotes chosen for the
-question's role (`quotes`), every fitting paper with its key sentence (`collection`), a papers x
+question's role (`quotes`), the sentence that contradicts the question's premise (`correction`), every fitting paper with its key sentence (`collection`), a papers x
 aspects table (`comparison`), a problem-method-result summary (`summary`). Every sentence is a
 quotation attributed to its paper and followed by its citation, so the answer is grounded by
 construction.
@@ -16,10 +16,12 @@ from langchain_core.language_models import BaseChatModel
 
 from rag.answering.collection import write_collection
 from rag.answering.comparison import write_table
+from rag.answering.correction import write_correction
 from rag.answering.quotes import write_quotes
 from rag.answering.request import AnswerRequest, Task
 from rag.answering.summary import write_summary
 from rag.embeddings import SentenceVectors
+from rag.records import Coverage
 
 __all__ = ["ExtractiveBackend"]
 
@@ -47,5 +49,7 @@ class ExtractiveBackend:
             yield from write_table(request.evidence, request.table)
         elif request.task == Task.SUMMARY:
             yield from write_summary(request, self.vectors)
+        elif request.answerability.coverage == Coverage.CONTRADICTED:
+            yield from write_correction(request)
         else:
             yield from write_quotes(request, self.vectors)

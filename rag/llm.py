@@ -20,6 +20,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable
 from pydantic import SecretStr
 
+from rag.answering.answerability import Bars
 from rag.answering.decline import partial_note
 from rag.answering.request import AnswerRequest, Backend, Task
 from rag.embeddings import SentenceVectors
@@ -33,7 +34,7 @@ from rag.errors import (
 )
 from rag.modelcall import CallBounds, Retrying, bounded
 from rag.prompts import load_prompt
-from rag.records import Answer, Source
+from rag.records import Answer, Coverage, Source
 from rag.settings import Settings
 
 # The system prompt of each task; all share the user prompt (sources, coverage note, question).
@@ -74,6 +75,20 @@ def history_messages(history: Sequence[Answer]) -> list[BaseMessage]:
     for turn in history:
         messages += [HumanMessage(turn.question), AIMessage(turn.text)]
     return messages
+
+
+def model_note(request: AnswerRequest) -> str:
+    """What the model is told of the evidence beside the sources: what no abstract holds, or the
+    sentence that contradicts what the question takes for granted."""
+    answerability = request.answerability
+    if answerability.coverage == Coverage.CONTRADICTED:
+        found = request.evidence.contradicting(Bars().premise_papers)
+        if found is not None:
+            paper, sentence = found
+            return load_prompt("contradicted_note").format(
+                number=paper.number, premise=answerability.premise, sentence=_fenced(sentence.plain)
+            )
+    return partial_note(answerability)
 
 
 def request_sources(request: AnswerRequest) -> list[Source]:
@@ -132,7 +147,7 @@ class ModelBackend:
                 ("human", load_prompt("answer_user")),
             ]
         )
-        note = partial_note(request.answerability)
+        note = model_note(request)
         inputs = {
             "question": request.question,
             "sources": format_sources(request_sources(request)),

@@ -9,7 +9,9 @@ from rag.answering.answerability import Bars
 from rag.answering.evidence import Evidence, PaperEvidence, SentenceEvidence, sentence_coverage
 from rag.records import PaperMatch, Relevance
 
-__all__ = ["paper_matches", "relevance"]
+__all__ = ["paper_matches", "relevance", "weak"]
+
+BARS = Bars()
 
 
 def _best(paper: PaperEvidence, evidence: Evidence) -> SentenceEvidence | None:
@@ -22,25 +24,27 @@ def _best(paper: PaperEvidence, evidence: Evidence) -> SentenceEvidence | None:
     )
 
 
+def weak(paper: PaperEvidence, *, min_similarity: float, bars: Bars = BARS) -> bool:
+    """Whether the paper could not carry an answer on its own: below both of answerability's bars
+    for a partial answer, too little of the question's key-term weight met (`Bars.weak_coverage`)
+    and no sentence near enough in meaning (`min_similarity`)."""
+    return paper.coverage < bars.weak_coverage and paper.best_similarity < min_similarity
+
+
 def relevance(evidence: Evidence, *, min_similarity: float) -> list[Relevance]:
     """Each retrieved paper, best first: its best sentence, the words that met the query, and
-    whether it is weak. Weak is below both of answerability's bars for a paper that answers in
-    part: too little of the question's key-term weight met (Bars.weak_coverage), and no sentence
-    near enough in meaning (`min_similarity`, Settings.min_relevance). Such a paper could not
-    carry an answer on its own, so the reader is told to discount it."""
-    bars = Bars()
+    whether it is weak (`weak`), so the reader is told to discount it."""
     found = []
     for paper in evidence.papers:
         best = _best(paper, evidence)
-        similarity = best.similarity if best else 0.0
         found.append(
             Relevance(
                 paper_id=paper.paper.id,
                 sentence=best.text if best else "",
-                similarity=similarity,
+                similarity=best.similarity if best else 0.0,
                 coverage=paper.coverage,
                 matched=tuple(dict.fromkeys(word for word in paper.met.values() if word)),
-                weak=paper.coverage < bars.weak_coverage and similarity < min_similarity,
+                weak=weak(paper, min_similarity=min_similarity),
             )
         )
     return found

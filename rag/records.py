@@ -236,6 +236,8 @@ class Coverage(StrEnum):
     NOT_COVERED = "not covered"
     UNCLEAR = "unclear"
     BEYOND = "beyond the abstracts"
+    # An abstract says the opposite of what the question takes for granted: answered by that sentence.
+    CONTRADICTED = "contradicted"
 
 
 class Answerability(Record):
@@ -246,12 +248,18 @@ class Answerability(Record):
     unreported: tuple[str, ...] = ()  # measures a result question asks for that no sentence reports
     best_coverage: float = 0.0
     best_similarity: float = 0.0
+    # The verifier's (rag.verifier) best probabilities over the evidence: that a sentence answers
+    # the question, and that one contradicts what it takes for granted.
+    best_answer: float = 0.0
+    best_contradiction: float = 0.0
+    # Contradicted: what the question takes for granted, in its own words.
+    premise: str = ""
     reason: str = ""
 
     @property
     def answers(self) -> bool:
-        """Whether an answer is written from the abstracts (covered or partly)."""
-        return self.coverage in (Coverage.COVERED, Coverage.PARTLY)
+        """Whether an answer is written from the abstracts (covered, partly, or correcting the question)."""
+        return self.coverage in (Coverage.COVERED, Coverage.PARTLY, Coverage.CONTRADICTED)
 
 
 class Source(Record):
@@ -264,6 +272,8 @@ class Source(Record):
     bm25_score: float | None = None
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    # The verifier's probability that the paper is about what the question asks (rag.rerank).
+    verified: float | None = None
 
 
 class Relevance(Record):
@@ -494,6 +504,9 @@ class EvalItem(Record):
     gold_sentences: tuple[str, ...] = ()
     # unanswerable questions: which kind (out_of_corpus, false_presupposition, underspecified, ...)
     kind: str = ""
+    # false_premise questions: what the question wrongly takes for granted; gold_sentences hold
+    # the sentences that contradict it.
+    premise: str = ""
     # calibration or report: sets written for tuning keep their report half apart
     split: str = ""
 

@@ -112,17 +112,22 @@ def search(
     return sources
 
 
-RETRIEVERS = ("hybrid", "dense", "bm25")
+# hybrid: as configured (the fusion, its top reordered by the verifier when rerank_depth is set,
+# rag.rerank); fused: the fusion alone.
+RETRIEVERS = ("hybrid", "fused", "dense", "bm25")
 _WEIGHTS = {"dense": "dense_weight", "bm25": "bm25_weight"}
 
 
 def with_retriever(settings: Settings, name: str) -> Settings:
-    """Settings that rank by one signal alone (`dense`, `bm25`) or by the configured fusion."""
+    """Settings that rank as configured (`hybrid`), by the fusion without any reranking by the
+    verifier (`fused`), or by one signal alone (`dense`, `bm25`)."""
     if name not in RETRIEVERS:
         raise ValueError(f"unknown retriever {name!r}")
     if name == "hybrid":
         return settings
-    return settings.model_copy(update={w: (1.0 if n == name else 0.0) for n, w in _WEIGHTS.items()})
+    if name == "fused":
+        return settings.model_copy(update={"rerank_depth": 0})
+    return settings.model_copy(update={"rerank_depth": 0, **{w: (1.0 if n == name else 0.0) for n, w in _WEIGHTS.items()}})
 
 
 class PaperRetriever(BaseRetriever):

@@ -148,6 +148,16 @@ class Settings(BaseSettings):
     dense_weight: float = Field(default=1.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     candidates: int = Field(default=50, ge=1)
+    # The fused ranking's top papers the verifier reorders (rag.rerank), and how much the fused
+    # score (scaled to the top paper's) counts beside the verifier's probability. Off: on the
+    # calibration halves (eval/calibrate_rerank.py) no weight ranks better than the fusion alone.
+    rerank_depth: int = Field(default=0, ge=0)
+    rerank_weight: float = Field(default=2.0, ge=0)
+    # With a model backend, a question is declined before the model is asked only when no
+    # retrieved sentence comes this close to it (MiniLM cosine): below every answerable question
+    # of every set (eval/calibrate_answerability.py). Above it, the model reads the sources and
+    # may answer NOT COVERED.
+    model_floor: float = 0.09
     # Below this cosine similarity between the question's focus and the closest sentence of the
     # retrieved abstracts, a question whose key terms are not strongly met is not covered
     # (rag.answering.answerability). Calibrated with the other answerability bars by

@@ -88,6 +88,16 @@ def test_a_collection_lists_every_paper_above_the_bar(assistant):
     assert [m.number for m in answer.matches] == [1, 2]
 
 
+def test_a_collection_quotes_the_sentence_that_answers_not_the_one_sharing_words(assistant):
+    # Five abstracts end with their code's address; one (MATS) also speaks of "coding abilities",
+    # which the words "code" and "available" met as well as the address line did.
+    answer = assistant.ask("Which papers say their code is available?")
+    assert answer.form == "collection" and len(answer.matches) == 5
+    for match in answer.matches:
+        assert "available" in match.sentence and ("code" in match.sentence or "Code" in match.sentence)
+        assert "coding abilities" not in match.sentence
+
+
 def test_many_matches_are_grouped_capped_and_all_kept(assistant):
     answer = assistant.ask("What do the ICML 2025 papers propose?")
     assert len(answer.matches) == 20

@@ -137,7 +137,7 @@ def test_a_follow_up_past_the_cited_papers_asks_which_paper_and_a_choice_answers
     def no_search(*args, **kwargs):
         raise AssertionError("a clarification retrieves nothing")
 
-    monkeypatch.setattr("rag.chain.search", no_search)
+    monkeypatch.setattr("rag.chain.rank", no_search)
     events = list(assistant.stream("summarize the third one", history=[first]))
     assert isinstance(events[0], SourcesEvent) and events[0].sources == ()
     assert isinstance(events[-1], DoneEvent)

@@ -81,3 +81,42 @@ def test_openai_embeddings_build_an_index_that_minilm_then_refuses(tmp_path, emb
     assert len(hits) == 3
     with pytest.raises(EmbeddingMismatchError, match="openai/text-embedding-3-small"):
         Index(Settings(data_dir=tmp_path), embeddings)
+
+
+# A reworded lookup: no word of it but "3D" and "shape" is in the abstract that answers it
+# (DragSolver's), the kind of question the word-count gate used to decline before asking.
+REWORDED = "Which paper predicts how much air resistance a car body will have just from its 3D shape?"
+
+
+def test_a_reworded_lookup_reaches_the_model(seed_index):
+    with FakeOpenAI(reply="DragSolver estimates the drag coefficient from the car's geometry [1].") as server:
+        answer = model_assistant(seed_index, server.base_url).ask(REWORDED)
+        asked = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert asked, "the model was never asked"
+    assert "DragSolver" in asked[-1]["messages"][-1]["content"]
+    assert answer.covered and answer.citations and "DragSolver" in answer.citations[0].title
+
+
+def test_a_model_that_answers_not_covered_is_shown_as_a_decline(seed_index):
+    reply = "NOT COVERED: no source reports wind-tunnel measurements of motorcycles."
+    with FakeOpenAI(reply=reply, chunk_size=3) as server:
+        events = list(model_assistant(seed_index, server.base_url).stream(REWORDED))
+    answer = events[-1].answer
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert not answer.covered and answer.form == "not covered"
+    assert not answer.citations and answer.closest
+    assert "NOT COVERED" not in shown and "wind-tunnel measurements of motorcycles" in shown
+    assert answer.text.startswith("The indexed papers do not answer this")
+
+
+def test_a_question_below_the_model_floor_is_declined_before_the_model(seed_index):
+    # The calibrated floor (0.09) sits under every answerable question of every set, so on the
+    # 20 bundled papers even a bread recipe clears it (0.19); a stricter floor shows the gate.
+    question = "What is the best recipe for sourdough bread with rye flour?"
+    with FakeOpenAI(reply="should not be asked [1]") as server:
+        strict = model_assistant(seed_index, server.base_url, model_floor=0.3).ask(question)
+        asked_strict = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+        model_assistant(seed_index, server.base_url).ask(question)
+        asked_default = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert not asked_strict and not strict.covered and strict.closest
+    assert len(asked_default) == 1, "above the default floor the model judges"

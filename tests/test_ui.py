@@ -153,9 +153,10 @@ def test_backend_error_is_a_message_and_the_conversation_survives(open_app, fres
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    at = open_app(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1")
+    # A strict model floor (the default lets the model judge nearly everything): the off-topic
+    # question is declined before any model call, and that turn is kept.
+    at = open_app(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", PAPERCHAT_MODEL_FLOOR="0.3")
     assert "openai" in at.sidebar.markdown[0].value
-    # Off-topic: the corpus does not cover it, so no model is asked and the turn is kept.
     ask(at, "What is the best recipe for sourdough bread?")
     ask(at, ATTENTION)
     assert [m.name for m in at.chat_message] == ["user", "assistant"] * 2

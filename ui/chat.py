@@ -155,10 +155,11 @@ def render_answer(answer: Answer, turn: int) -> None:
     # Answer text is Markdown written by our backends (bold titles, [n] markers, a table); each
     # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
     links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
+    if answer.note:
+        # What no abstract holds comes first: the quotes after it are what they do say.
+        st.info(escape_markdown(answer.note), icon=":material/info:")
     st.markdown(link_citations(answer.text, links))
     render_choices(answer, turn)
-    if answer.note:
-        st.info(escape_markdown(answer.note), icon=":material/info:")
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
         st.warning(f"Held back citations to sources that were not retrieved: {numbers}")
@@ -297,6 +298,9 @@ def answer_live(
             text, _ = st.columns([3, 2], gap="medium")
             waiting = None
             with text:
+                if sources.note:
+                    # What no abstract holds comes first: the quotes after it are what they do say.
+                    st.info(escape_markdown(sources.note), icon=":material/info:")
                 if sources.sources and assistant.backend.chat_model is not None:
                     waiting = st.empty()
                     waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")

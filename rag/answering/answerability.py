@@ -1,18 +1,30 @@
-"""Answerability: does the corpus cover the question, partly cover it, or not at all?
+"""Answerability: does the corpus answer the question, answer part of it, contradict what it
+takes for granted, or not answer it at all?
 
-Decided from the evidence, not from one similarity: a question is covered when one retrieved
-paper meets its key terms (`rag.answering.evidence`), and the closest sentence is near enough.
+Two judges. The calibrated word rules below decide whether the abstracts answer: which specific
+terms of a question no abstract meets. The verifier (`rag.verifier`), having read the question
+against the retrieved papers' sentences (`rag.answering.evidence.verify`), decides whether one of
+them contradicts what the question takes for granted. It does not (yet) overrule the rules'
+declines: measured on the calibration halves, the verifier alone, refusing at most 2% of the
+answerable questions, declined 10% of the unanswerable ones (it rates near-topic questions as
+answered too often), and letting it overrule the rules where it was sure (its best sentence at
+0.7 and the paper at 0.5) brought the reworded lookups' refusals from 0.67 to 0.08 on the
+calibration half but only from 0.60 to 0.55 on the report half, while the seed set's
+unanswerable questions declined fell from 1.0 to 0.87 (`data/verifier/MODEL_CARD.md`).
 
 - **unclear**: the question names nothing specific: no key term of weight, no paper ("What
   accuracy does the model get?", "How does it work?"). The answer asks what is meant.
 - **beyond the abstracts**: it asks for what abstracts never hold (code listings, figures,
   tables, hyper-parameters, page numbers, affiliations, e-mails, licences).
+- **contradicted**: a sentence of a paper the question is about says the opposite of what the
+  question takes for granted ("Why does MoH need more parameters?"), more surely than any of
+  those papers' sentences answers it. The answer leads with that sentence.
 - **not covered**: no paper meets enough of the question's term weight, or nothing retrieved is
-  near it, or it joins topics that only different papers cover (a nonsensical question).
+  near it, or it joins topics that only different papers cover; unless the verifier overrules.
 - **partly covered**: a paper meets the question, but specific terms of it are met nowhere
   ("ImageNet top-1"); or a result question whose measure no sentence reports; or the closest
-  paper meets only part of the question's terms (a weak match). The answer says what is covered
-  and names what is not.
+  paper meets only part of the question's terms (a weak match). The answer leads with what is
+  missing.
 - **covered** otherwise.
 
 The bars are calibrated on the calibration halves of the question sets by
@@ -25,9 +37,10 @@ import re
 from dataclasses import dataclass
 
 from rag.answering.evidence import Evidence, PaperEvidence, group_weights
+from rag.answering.premise import stated_premise
 from rag.records import Answerability, Coverage, QuestionType
 
-__all__ = ["Bars", "assess", "missing_terms", "unreported_measures"]
+__all__ = ["Bars", "assess", "for_model", "missing_terms", "unreported_measures"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,10 @@ class Bars:
     # A lookup whose best paper leaves this share of its weight to terms that other papers meet
     # mixes papers' topics ("the drag coefficient of a Mixture-of-Head attention layer").
     mixed_share: float = 0.25
+    # Its probability that a sentence contradicts the question's premise, at which it does.
+    contradicted: float = 0.4
+    # Papers at the top of the ranking whose sentences may contradict the question.
+    premise_papers: int = 2
 
 
 # "the approach", "the proposed model", "it", "they", "that paper", "the second one": a
@@ -129,8 +146,8 @@ def _mixes_papers(evidence: Evidence, best: PaperEvidence, bars: Bars) -> bool:
     return bool(total) and mixed / total >= bars.mixed_share
 
 
-def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), selection: bool = False) -> Answerability:
-    """Covered, partly, not covered, unclear, or beyond the abstracts (see the module docstring).
+def _by_words(evidence: Evidence, *, min_similarity: float, bars: Bars, selection: bool) -> Answerability:
+    """The word rules' decision: covered, partly, not covered, unclear, or beyond the abstracts.
 
     `selection`: the question is about the papers the filters leave ("What do these papers
     propose?", "papers by Yuan"); each of them answers it."""
@@ -238,3 +255,59 @@ def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), se
             reason="some of what it asks is in no abstract",
         )
     return Answerability(coverage=Coverage.COVERED, best_coverage=best.coverage, best_similarity=best_similarity)
+
+
+def _contradicted(evidence: Evidence, bars: Bars) -> bool:
+    """Whether a sentence of a paper the question is about contradicts its premise, more surely
+    than any sentence of those papers answers it."""
+    found = evidence.contradicting(bars.premise_papers)
+    if found is None or (found[1].contradicts or 0.0) < bars.contradicted:
+        return False
+    return (found[1].contradicts or 0.0) > max(p.best_answer for p in evidence.about(bars.premise_papers))
+
+
+def assess(evidence: Evidence, *, min_similarity: float, bars: Bars = Bars(), selection: bool = False) -> Answerability:
+    """Covered, partly, contradicted, not covered, unclear, or beyond the abstracts (see the
+    module docstring).
+
+    `selection`: the question is about the papers the filters leave ("What do these papers
+    propose?", "papers by Yuan"); each of them answers it."""
+    decided = _by_words(evidence, min_similarity=min_similarity, bars=bars, selection=selection)
+    analysis = evidence.analysis
+    if not evidence.papers:
+        return decided
+    scores = {
+        "best_answer": evidence.best_answer,
+        "best_contradiction": max(p.best_contradiction for p in evidence.papers),
+    }
+    decided = decided.model_copy(update=scores)
+    judged = decided.coverage in (Coverage.COVERED, Coverage.PARTLY, Coverage.NOT_COVERED)
+    several = analysis.type in (QuestionType.COLLECTION, QuestionType.COMPARISON)
+    if not judged or selection or several or analysis.statement:
+        return decided
+    if _contradicted(evidence, bars):
+        return decided.model_copy(
+            update={
+                "coverage": Coverage.CONTRADICTED,
+                "missing": (),
+                "unreported": (),
+                "premise": stated_premise(analysis.cleaned),
+                "reason": "an abstract says the opposite of what the question takes for granted",
+            }
+        )
+    return decided
+
+
+def for_model(answerability: Answerability, *, floor: float) -> Answerability:
+    """What a model backend is told: the verifier's "not covered", or a "partly" that names
+    nothing missing, is the model's to judge once it reads the sources (it may answer NOT COVERED,
+    prompts/answer_system.md). Declined before the call only when nothing retrieved comes near
+    the question (`floor`, Settings.model_floor): a reworded question shares few words with the
+    abstract that answers it, and a capable model is not overruled by a word count."""
+    if answerability.coverage == Coverage.NOT_COVERED:
+        if answerability.best_similarity < floor:
+            return answerability
+        return answerability.model_copy(update={"coverage": Coverage.COVERED, "missing": (), "reason": "the model judges"})
+    if answerability.coverage == Coverage.PARTLY and not answerability.missing and not answerability.unreported:
+        return answerability.model_copy(update={"coverage": Coverage.COVERED, "reason": "the model judges"})
+    return answerability

@@ -20,7 +20,10 @@ from rag.judges import SUPPORT_THRESHOLD
 from rag.markup import to_plain
 from rag.records import Citation
 
-__all__ = ["UNSUPPORTED_MARK", "StreamGuard", "check_support", "mark_unsupported"]
+__all__ = ["DECLINE_MARK", "UNSUPPORTED_MARK", "DeclineOpening", "StreamGuard", "check_support", "mark_unsupported"]
+
+# How a model says the sources do not answer (prompts/answer_system.md): the reply opens with it.
+DECLINE_MARK = "NOT COVERED"
 
 UNSUPPORTED_MARK = " *(unsupported)*"
 # Tags a model may wrap its answer in, echoing the prompt ("<summary>", "</answer>").
@@ -49,6 +52,40 @@ class StreamGuard:
 
     def flush(self) -> str:
         return self._markers.feed(self._tags.feed("", final=True), final=True)
+
+
+class DeclineOpening:
+    """Holds a model's reply back until its opening tells whether it is a decline ("NOT COVERED:
+    ..."), so a decline is never shown as an answer; after that, what it is fed passes through,
+    or, for a decline, is kept as its `reason`."""
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.decided = False
+        self.declined = False
+
+    def feed(self, piece: str, *, final: bool = False) -> str:
+        if self.decided:
+            if self.declined:
+                self.held += piece
+                return ""
+            return piece
+        self.held += piece
+        opening = self.held.lstrip(' \n*_#>`"“').upper()
+        if len(opening) < len(DECLINE_MARK) and DECLINE_MARK.startswith(opening) and not final:
+            return ""
+        self.decided = True
+        self.declined = opening.startswith(DECLINE_MARK)
+        if self.declined:
+            return ""
+        shown, self.held = self.held, ""
+        return shown
+
+    @property
+    def reason(self) -> str:
+        """What the model said after its mark: why the sources do not answer."""
+        text = self.held.lstrip(' \n*_#>`"“')[len(DECLINE_MARK) :]
+        return text.strip(" :.-*_\n").strip()
 
 
 class _Settling:

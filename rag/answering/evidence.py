@@ -28,8 +28,9 @@ from rag.embeddings import SentenceVectors
 from rag.markup import to_plain
 from rag.records import KeyTerm, Paper, QuestionAnalysis, Source
 from rag.text import STOP_WORDS, split_sentences, tokenize_terms
+from rag.verifier import Verifier
 
-__all__ = ["PARAPHRASE_BAR", "Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather"]
+__all__ = ["PARAPHRASE_BAR", "Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather", "verify"]
 
 # Word-to-word cosine at which a paper's word stands for a key term. Calibrated on the
 # calibration halves of the seed sets (eval/calibrate_answerability.py): morphology and near
@@ -44,6 +45,8 @@ PHRASE_BAR = 0.55
 # 30 papers a collection considers costs seconds, and lower-ranked papers meet a question by
 # its own words or not at all.
 PARAPHRASED_PAPERS = 10
+# A code-availability line is quoted only when the verifier gives it this much as an answer.
+QUOTED_BOILERPLATE = 0.5
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 
 
@@ -57,10 +60,18 @@ class SentenceEvidence:
     roles: dict[Role, float]
     has_number: bool
     boilerplate: bool
+    # The verifier's probabilities (rag.verifier) that this sentence answers the question, and
+    # that it contradicts what the question takes for granted; None where it was not asked.
+    answers: float | None = None
+    contradicts: float | None = None
 
     @property
     def plain(self) -> str:
         return to_plain(self.text)
+
+    @property
+    def verified(self) -> bool:
+        return self.answers is not None
 
 
 @dataclass(frozen=True)
@@ -85,9 +96,23 @@ class PaperEvidence:
     def best_similarity(self) -> float:
         return max((s.similarity for s in self.sentences), default=0.0)
 
+    @property
+    def best_answer(self) -> float:
+        """The verifier's highest probability that one of its sentences answers the question."""
+        return max((s.answers or 0.0 for s in self.sentences), default=0.0)
+
+    @property
+    def best_contradiction(self) -> float:
+        return max((s.contradicts or 0.0 for s in self.sentences), default=0.0)
+
     def quotable(self) -> list[SentenceEvidence]:
-        """Sentences worth quoting: not code-availability lines, not fragments."""
-        return [s for s in self.sentences if not s.boilerplate and len(s.text.split()) >= 4]
+        """Sentences worth quoting: not fragments, and not code-availability lines unless the
+        verifier finds one answers the question ("Which papers release their code?")."""
+        return [
+            s
+            for s in self.sentences
+            if (not s.boilerplate or (s.answers or 0.0) >= QUOTED_BOILERPLATE) and len(s.text.split()) >= 4
+        ]
 
 
 @dataclass(frozen=True)
@@ -103,6 +128,21 @@ class Evidence:
     @property
     def best_similarity(self) -> float:
         return max((p.best_similarity for p in self.papers), default=0.0)
+
+    @property
+    def best_answer(self) -> float:
+        return max((p.best_answer for p in self.papers), default=0.0)
+
+    def about(self, papers: int) -> list[PaperEvidence]:
+        """The papers the question is about: those it names, else the first `papers` of the ranking."""
+        named = [p for p in self.papers if p.paper.id in self.analysis.named_papers]
+        return named or list(self.papers[:papers])
+
+    def contradicting(self, papers: int) -> tuple[PaperEvidence, SentenceEvidence] | None:
+        """The sentence of a paper the question is about (`about`) that the verifier finds most
+        surely contradicts what the question takes for granted, with its paper."""
+        found = [(p, s) for p in self.about(papers) for s in p.sentences if s.contradicts is not None]
+        return max(found, key=lambda ps: ps[1].contradicts or 0.0, default=None)
 
     def paper(self, number: int) -> PaperEvidence:
         return next(p for p in self.papers if p.number == number)
@@ -203,21 +243,15 @@ _GREEK = {
 _GREEK_RE = re.compile("[" + "".join(_GREEK) + "]")
 
 
+def metadata_text(paper: Paper) -> str:
+    """What a paper's record says of it besides its title and abstract."""
+    keywords = paper.extra.get("keywords", "")
+    return "\n".join(x for x in (paper.category, paper.venue, "; ".join(paper.authors), keywords) if x)
+
+
 def paper_text(paper: Paper) -> str:
     """Everything a paper says of itself that a question's term may meet: metadata counts too."""
-    keywords = paper.extra.get("keywords", "")
-    text = "\n".join(
-        x
-        for x in (
-            to_plain(paper.title),
-            to_plain(paper.abstract),
-            paper.category,
-            paper.venue,
-            "; ".join(paper.authors),
-            keywords,
-        )
-        if x
-    )
+    text = "\n".join(x for x in (to_plain(paper.title), to_plain(paper.abstract), metadata_text(paper)) if x)
     # "$\\mu$P" reads "μP"; a question types "muP".
     return text + "\n" + _GREEK_RE.sub(lambda m: _GREEK[m.group()], text) if _GREEK_RE.search(text) else text
 
@@ -379,3 +413,30 @@ def sentence_coverage(sentence: SentenceEvidence, terms: Sequence[KeyTerm]) -> f
     """The share of the question's term weight one sentence meets."""
     total = sum(group_weights(terms).values())
     return weight_met(terms, sentence.terms) / total if total else 0.0
+
+
+# Of a paper that is not read whole, the sentences the verifier reads: the closest to the question.
+VERIFIED_SENTENCES = 3
+
+
+def verify(evidence: Evidence, verifier: Verifier, numbers: Collection[int], *, whole: Collection[int] = ()) -> Evidence:
+    """The evidence with the verifier's verdicts on the sentences of the papers numbered `numbers`:
+    every quotable sentence of those in `whole`, the `VERIFIED_SENTENCES` closest to the question
+    of the others. A sentence that is not read keeps no verdict."""
+    wanted: list[tuple[int, int]] = []
+    for p, paper in enumerate(evidence.papers):
+        if paper.number not in numbers:
+            continue
+        candidates = list(range(len(paper.sentences)))
+        if paper.number not in whole:
+            candidates = sorted(candidates, key=lambda i: -paper.sentences[i].similarity)[:VERIFIED_SENTENCES]
+        wanted += [(p, i) for i in candidates if not paper.sentences[i].verified]
+    if not wanted:
+        return evidence
+    verdicts = verifier.judge(evidence.analysis.search_text, [evidence.papers[p].sentences[i].plain for p, i in wanted])
+    papers = list(evidence.papers)
+    for (p, i), verdict in zip(wanted, verdicts, strict=True):
+        sentences = list(papers[p].sentences)
+        sentences[i] = replace(sentences[i], answers=round(verdict.answers, 4), contradicts=round(verdict.contradicts, 4))
+        papers[p] = replace(papers[p], sentences=tuple(sentences))
+    return replace(evidence, papers=tuple(papers))
