@@ -43,12 +43,13 @@ def p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20)[-1]
 
 
-def latency(assistant: Assistant, asked: list[str], stored: bool) -> list[float]:
-    assistant.vectors.store = assistant.index if stored else None
+def first_asks(assistant: Assistant, asked: list[str]) -> list[float]:
+    """Each question's `ask` in ms, as a session's first question: no sentence vectors, splits,
+    papers or verdicts remembered from the last one."""
     totals = []
     for question in asked:
-        # A first question: no sentence vectors, splits or papers remembered from the last one.
         assistant.vectors.forget()
+        assistant.verifier._cache.clear()
         text._KNOWN_SPLITS.clear()
         text._sentence_spans.cache_clear()
         clock = time.perf_counter()
@@ -57,39 +58,45 @@ def latency(assistant: Assistant, asked: list[str], stored: bool) -> list[float]
     return totals
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def prepared(doc: str | None) -> tuple[Index, Assistant, list[str], list[float]]:
+    """The index the command line names, a warmed assistant over it, its questions, and the
+    retrieval alone of each (ms), the reference every row is divided by."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, help="an index (default: the scale sets' own)")
     parser.add_argument("--sets", type=Path, nargs="+", default=[ROOT / "eval" / "sets" / f"{s}.jsonl" for s in SETS])
     args = parser.parse_args()
     if args.data_dir:
-        settings = Settings(data_dir=args.data_dir, backend="extractive")
-        index = Index.open(settings)
+        index = Index.open(Settings(data_dir=args.data_dir, backend="extractive"))
     else:
         index = eval_index(load_eval_set(args.sets[0]), Settings(backend="extractive"))
-        settings = index.settings
-    assistant = Assistant(index, settings)
+    assistant = Assistant(index, index.settings)
     asked = questions(args.sets)
     assistant.warm_up()
     assistant.ask(asked[0])
     retrieval = []
     for question in asked:
         clock = time.perf_counter()
-        search(index, question, settings)
+        search(index, question, index.settings)
         retrieval.append((time.perf_counter() - clock) * 1000)
+    return index, assistant, asked, retrieval
+
+
+def row(what: str, totals: list[float], reference: float, **more) -> dict:
+    return {
+        "what": what, **more, "p50 ms": round(statistics.median(totals), 1), "p95 ms": round(p95(totals), 1),
+        "p50 / retrieval": round(statistics.median(totals) / reference, 1),
+    }
+
+
+def main() -> None:
+    index, assistant, asked, retrieval = prepared(__doc__)
     reference = statistics.median(retrieval)
-    rows = [{
-        "what": "retrieval alone", "papers": len(index), "questions": len(asked),
-        "p50 ms": round(reference, 1), "p95 ms": round(p95(retrieval), 1), "p50 / retrieval": 1.0,
-    }]
+    counts = {"papers": len(index), "questions": len(asked)}
+    rows = [row("retrieval alone", retrieval, reference, **counts)]
     for stored in (True, False):
-        totals = latency(assistant, asked, stored)
-        rows.append({
-            "what": "ask, sentence vectors " + ("stored at ingest" if stored else "embedded per question"),
-            "papers": len(index), "questions": len(asked),
-            "p50 ms": round(statistics.median(totals), 1), "p95 ms": round(p95(totals), 1),
-            "p50 / retrieval": round(statistics.median(totals) / reference, 1),
-        })
+        assistant.vectors.store = index if stored else None
+        what = "ask, sentence vectors " + ("stored at ingest" if stored else "embedded per question")
+        rows.append(row(what, first_asks(assistant, asked), reference, **counts))
     print(table(rows))
 
 

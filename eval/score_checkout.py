@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag.evalsets import load_question_set  # noqa: E402
 from rag.evaluate import gold_citation_scores, same_sentence  # noqa: E402
+from rag.text import tokenize_terms  # noqa: E402
 
 # Run inside the earlier checkout: what its assistant answers, as JSON lines.
 _ANSWER = """
@@ -38,7 +39,8 @@ assistant = Assistant(Index.open(settings), settings)
 for line in sys.stdin:
     answer = assistant.ask(json.loads(line))
     cited = [{"paper": c.paper_id, "support": c.support} for c in answer.citations]
-    print(json.dumps({"covered": answer.covered, "cited": cited}), flush=True)
+    coverage = answer.answerability.coverage.value if answer.answerability else "covered"
+    print(json.dumps({"covered": answer.covered, "coverage": coverage, "cited": cited, "text": answer.text}), flush=True)
 """
 
 
@@ -62,8 +64,21 @@ def main(argv=None) -> int:
         if not item.gold:
             scores.setdefault("unanswerable_declined", []).append(not answer["covered"])
             continue
-        scores.setdefault("answerable_refused", []).append(refused)
         precision, recall = gold_citation_scores(cited, item.gold)
+        if item.type == "false_premise":
+            first = answer["cited"][0] if answer["cited"] else None
+            lead = set(tokenize_terms(answer["text"].split("“", 1)[0]))
+            wanted = set(tokenize_terms(item.premise))
+            scores.setdefault("premise_corrected", []).append(
+                answer["coverage"] == "contradicted"
+                and first is not None
+                and first["paper"] in item.gold
+                and any(same_sentence(first["support"], g) for g in item.gold_sentences)
+                and len(wanted & lead) >= 0.5 * len(wanted)
+            )
+            continue
+        scores.setdefault("answerable_refused", []).append(refused)
+        scores.setdefault("gold_citation_recall", []).append(recall)
         if item.type == "collection":
             if precision is not None:
                 scores.setdefault("collection_precision", []).append(precision)

@@ -35,7 +35,7 @@ from rag.records import EvalItem, EvalSet
 from rag.settings import Settings
 from rag.store import Index
 
-_TYPES = ("lookup", "multi", "summary", "how", "result", "collection", "compare", "unanswerable")
+_TYPES = ("lookup", "multi", "summary", "how", "result", "collection", "compare", "false_premise", "unanswerable")
 _KINDS = ("out_of_corpus", "false_presupposition", "underspecified", "nonsensical", "beyond_abstracts")
 _SPLITS = ("calibration", "report")
 
@@ -118,6 +118,11 @@ def _question(path: str, number: int, line: str) -> EvalItem:
     unanswerable_kind = record.get("kind", "")
     if unanswerable_kind and unanswerable_kind not in _KINDS:
         raise RecordError(path, number, f"unknown kind {unanswerable_kind!r}; one of {', '.join(_KINDS)}", hint=hint)
+    premise = record.get("premise", "")
+    if not isinstance(premise, str) or (kind == "false_premise" and not (premise.strip() and sentences)):
+        raise RecordError(
+            path, number, "a false_premise question needs its 'premise' and the 'gold_sentences' that contradict it", hint=hint
+        )
     split = record.get("split", "")
     if split and split not in _SPLITS:
         raise RecordError(path, number, f"unknown split {split!r}; one of {', '.join(_SPLITS)}", hint=hint)
@@ -129,6 +134,7 @@ def _question(path: str, number: int, line: str) -> EvalItem:
         type=kind,
         gold_sentences=tuple(sentences),
         kind=unanswerable_kind,
+        premise=premise,
         split=split,
     )
 

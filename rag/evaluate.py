@@ -43,7 +43,10 @@ better); ``answerable_partial`` the share of answerable ones answered only in pa
 answerable not refused).
 
 Answer forms: ``gold_sentence_quoted`` (how and result questions): the share whose answer cites
-an abstract sentence that is one of the gold answering sentences. ``collection_precision`` and
+an abstract sentence that is one of the gold answering sentences. ``premise_corrected``
+(false-premise questions): the share answered as contradicted whose first citation quotes a gold
+contradicting sentence, and whose words before that quote name the premise (at least half of the
+content words of the set's `premise`). ``collection_precision`` and
 ``collection_recall`` (collection questions): the papers the answer lists (cited, or among its
 matches after "and N more") against the gold papers.
 
@@ -72,9 +75,10 @@ from rag.judges import Judge, PairedJudge, agreement
 from rag.markup import to_plain
 from rag.metrics import LOWER_IS_BETTER, METRICS
 from rag.records import Answer, Coverage, EvalItem, EvalReport, EvalSet, ItemResult, Source
-from rag.retrieval import search
+from rag.rerank import rank
 from rag.settings import Settings
 from rag.store import Index
+from rag.text import tokenize_terms
 
 Progress = Callable[[int, int], None]
 
@@ -180,6 +184,18 @@ def same_sentence(a: str, b: str) -> bool:
     return x in y or y in x or SequenceMatcher(None, x, y, autojunk=False).ratio() >= 0.9
 
 
+def premise_corrected(item: EvalItem, answer: Answer) -> bool:
+    """Whether the answer opens by naming the premise and quoting a sentence that contradicts it."""
+    if answer.answerability is None or answer.answerability.coverage != Coverage.CONTRADICTED or not answer.citations:
+        return False
+    first = answer.citations[0]
+    if first.paper_id not in item.gold or not any(same_sentence(first.support, g) for g in item.gold_sentences):
+        return False
+    lead = set(tokenize_terms(answer.text.split("“", 1)[0]))
+    wanted = set(tokenize_terms(item.premise))
+    return bool(wanted) and len(wanted & lead) >= 0.5 * len(wanted)
+
+
 def listed_papers(answer: Answer) -> list[str]:
     """The papers an answer gives: those it cites, then a collection's further matches."""
     numbers = {s.number: s.paper.id for s in answer.sources}
@@ -203,6 +219,8 @@ def answer_scores(item: EvalItem, answer: Answer, judge: Judge) -> dict[str, flo
     if item.gold_sentences:
         quoted = [c.support for c in answer.citations if c.paper_id in item.gold]
         scores["gold_sentence_quoted"] = float(any(same_sentence(q, g) for q in quoted for g in item.gold_sentences))
+    if item.type == "false_premise":
+        scores["premise_corrected"] = float(premise_corrected(item, answer))
     if item.type == "collection":
         precision, recall = gold_citation_scores(listed_papers(answer), item.gold)
         if precision is not None:
@@ -390,13 +408,8 @@ def _ask(
     clock = time.perf_counter()
     # Ranked as the answer retrieves: the question analysed (noise and stated filters out).
     analysis = analyze(item.question, profile)
-    found = search(
-        assistant.index,
-        analysis.search_text,
-        ranking_settings,
-        k=depth,
-        filters=analysis.filters,
-        focus=analysis.focus,
+    found = rank(
+        assistant.index, analysis, ranking_settings, assistant.vectors, assistant.verifier, k=depth, filters=analysis.filters
     )
     result = ItemResult(
         id=item.id,
@@ -417,7 +430,7 @@ def _ask(
     listed = listed_papers(answer)
     given = [s for s in answer.sources if s.paper.id in listed]
     update = {
-        "answer": answer.text + (f"\n\n{answer.note}" if answer.note else ""),
+        "answer": (f"{answer.note}\n\n" if answer.note else "") + answer.text,
         "covered": answer.covered,
         "form": answer.form,
         "citations": answer.citations,

@@ -107,6 +107,12 @@ METRICS: dict[str, Metric] = {
         rule="the answer cites a gold answering sentence",
         passes=_all,
     ),
+    "premise_corrected": Metric(
+        "Premise corrected",
+        "Share of false-premise questions answered by first quoting a sentence that contradicts the premise, the premise named.",
+        rule="the answer opens by naming the premise and quoting a gold contradicting sentence",
+        passes=_all,
+    ),
     "unanswerable_declined": Metric(
         "Unanswerable declined", "Share of unanswerable questions declined: refused, or answered in part naming what is missing."
     ),
