@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier eval eval-forms eval-verifier calibrate eval-benchmarks train-verifier clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -120,6 +120,12 @@ eval-verifier: ingest
 # The answerability and collection bars, on the calibration halves only.
 calibrate: install
 	$(BIN)/python eval/calibrate_answerability.py --scale
+
+# The verifier's reranking against the fusion, by weight and depth, on the calibration halves of
+# known-item, SciFact train and the reworded lookups (it indexes what eval-benchmarks does).
+calibrate-rerank: install
+	$(BIN)/python eval/make_known_item.py
+	$(BIN)/python eval/calibrate_rerank.py
 
 # Retrieval on the report halves of the generated known-item set and of SciFact train (the fusion
 # was chosen on the calibration halves), each ranker alone and fused. The first run indexes
