@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier bench-table eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -104,6 +104,10 @@ eval-forms: ingest
 	for set in seed-unanswerable seed-how-result seed-collection scale-unanswerable scale-how-result scale-collection; do \
 	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
 	done
+
+# The research table: 50 papers x 4 columns over the 13,687 scale abstracts, offline.
+bench-table: install
+	$(BIN)/python bench/bench_table.py
 
 # The verifier (rag/verifier.py): fine-tuned from the bundled MiniLM on data/verifier/pairs.jsonl.gz,
 # on the CPU with a fixed seed, exported to int8 ONNX in data/verifier/model/ with its held-out

@@ -37,6 +37,7 @@ from rag.answering.followup import (
 from rag.answering.forms import plan
 from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
+from rag.answering.research import research_rows
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
 from rag.errors import AnswerCutOff, PaperNotFoundError
@@ -55,6 +56,7 @@ from rag.records import (
     PaperMatch,
     QuestionAnalysis,
     QuestionType,
+    ResearchRow,
     Source,
 )
 from rag.rerank import rank
@@ -192,6 +194,19 @@ class Assistant:
         evidence = verify(evidence, self.verifier, numbers, whole=whole)
         answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
         return analysis, scope, evidence, answerability
+
+    def table_papers(self, query: str = "", *, ids: Sequence[str] = (), filters: Filters | None = None) -> list[Paper]:
+        """The rows of a research table: the papers named by id, in that order, or else the papers
+        a collection answer to `query` lists (every one above the collection bar, not only the
+        first few it shows)."""
+        if ids:
+            return [self.index.get(i) for i in dict.fromkeys(ids)]
+        _, _, evidence, _ = self.prepare(query, filters=filters, k=self.settings.collection_depth, widen=False)
+        return [p.paper for p in admitted(evidence)]
+
+    def research_table(self, papers: Sequence[Paper], columns: Sequence[str]) -> Iterator[ResearchRow]:
+        """The research table's rows (`rag.answering.research`), one paper at a time, for progress."""
+        return research_rows(papers, columns, self.verifier)
 
     def search_papers(self, query: str, *, filters: Filters | None = None, k: int | None = None) -> list[PaperMatch]:
         """The papers the hybrid ranking finds for `query`, under the filters (and any the query

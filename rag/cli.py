@@ -374,6 +374,56 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
 
 
 @cli.command()
+@click.argument("query", required=False, default="")
+@click.option(
+    "--column", "columns", multiple=True, help="A question for every paper (repeatable); default: problem, method, data, result."
+)
+@click.option(
+    "--ids", "ids", multiple=True, help="The papers' ids, instead of the papers a collection answer to QUERY lists (repeatable)."
+)
+@_filter_options
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Also write the table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@click.pass_context
+def table(ctx, query, columns, ids, category, venue, author, year_from, year_to, csv_path, as_json) -> None:
+    """A research table: a row per paper, a column per question, each cell the abstract's sentence
+    that answers it (cited) or "not in the abstract"."""
+    from rich.table import Table
+
+    from rag.answering.research import NOT_IN_ABSTRACT, PRESET
+    from rag.chain import Assistant
+    from rag.export import research_csv
+    from rag.records import ResearchTable
+
+    if not query and not ids:
+        raise click.UsageError("give a QUERY (its collection answer's papers are the rows) or --ids")
+    assistant = Assistant(_index(ctx), ctx.obj)
+    columns = columns or PRESET
+    papers = assistant.table_papers(query, ids=ids, filters=_filters(category, venue, author, year_from, year_to))
+    if not papers:
+        err.print("[yellow]no paper matches: try other words, or give --ids[/]")
+        sys.exit(1)
+    rows = []
+    with _progress() as progress:
+        task = progress.add_task("cells", total=len(papers) * len(columns))
+        for row in assistant.research_table(papers, columns):
+            rows.append(row)
+            progress.advance(task, len(columns))
+    result = ResearchTable(columns=tuple(columns), rows=tuple(rows))
+    if csv_path is not None:
+        csv_path.write_text(research_csv(result), encoding="utf-8")
+        err.print(f"[dim]wrote {escape(str(csv_path))}[/]")
+    if as_json:
+        out.print_json(json.dumps(result.model_dump(mode="json")))
+        return
+    shown = Table("Paper", *(escape(c) for c in columns), show_lines=True)
+    for number, row in enumerate(rows, 1):
+        cells = [f"“{to_plain(c.quote)}” [{number}]" if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
+        shown.add_row(f"{escape(to_plain(row.title))} [{number}]", *(c if c.startswith("[dim]") else escape(c) for c in cells))
+    out.print(shown)
+
+
+@cli.command()
 @click.argument("paper")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer record as JSON.")
 @click.pass_context

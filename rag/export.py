@@ -16,13 +16,15 @@ from itertools import count, product
 from string import ascii_lowercase
 
 from rag.answering.comparison import table_plain_rows
+from rag.answering.research import NOT_IN_ABSTRACT
 from rag.markup import escape_markdown, to_bibtex, to_plain
-from rag.records import Answer, ComparisonTable, Paper
+from rag.records import Answer, ComparisonTable, Paper, ResearchTable
 
 __all__ = [
     "bibtex",
     "conversation_bibtex",
     "conversation_markdown",
+    "research_csv",
     "scope_items",
     "table_csv",
     "table_markdown_text",
@@ -82,6 +84,19 @@ def table_csv(table: ComparisonTable) -> str:
     """A comparison table as CSV: a row per paper, a column per aspect, quotes in plain text."""
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(table_plain_rows(table))
+    return buffer.getvalue()
+
+
+def research_csv(table: ResearchTable) -> str:
+    """The research table as CSV: a row per paper, a column per question, each cell its quote
+    (plain text) or "not in the abstract"."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["paper_id", "title", *table.columns])
+    for row in table.rows:
+        writer.writerow(
+            [row.paper_id, to_plain(row.title), *(to_plain(c.quote) if c.quote else NOT_IN_ABSTRACT for c in row.cells)]
+        )
     return buffer.getvalue()
 
 

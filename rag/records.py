@@ -351,6 +351,31 @@ class ComparisonTable(Record):
     rows: tuple[TableRow, ...]
 
 
+class ResearchCell(Record):
+    """One paper's answer to one column's question: the abstract's sentence that answers it,
+    exactly as the abstract has it, or `None` where no sentence does (`covered` False). The
+    closest sentence and its score are kept either way, for the reader to check the verdict."""
+
+    quote: str | None = None
+    covered: bool = False
+    closest: str | None = None
+    score: float = 0.0  # the verifier's probability that `closest` answers the column
+
+
+class ResearchRow(Record):
+    paper_id: str
+    title: str
+    cells: tuple[ResearchCell, ...]
+
+
+class ResearchTable(Record):
+    """Papers x the user's own questions (issue 25's research table); each covered cell quotes
+    its row's paper."""
+
+    columns: tuple[str, ...]
+    rows: tuple[ResearchRow, ...]
+
+
 class ExampleQuestion(Record):
     """A question the corpus can answer, offered on the first screen; a summary names its paper."""
 
