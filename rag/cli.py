@@ -383,16 +383,18 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
 )
 @_filter_options
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Also write the table as CSV.")
+@click.option("--markdown", "md_path", type=click.Path(path_type=Path), help="Also write it as Markdown, with references.")
+@click.option("--bib", "bib_path", type=click.Path(path_type=Path), help="Also write its papers as BibTeX.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 @click.pass_context
-def table(ctx, query, columns, ids, category, venue, author, year_from, year_to, csv_path, as_json) -> None:
+def table(ctx, query, columns, ids, category, venue, author, year_from, year_to, csv_path, md_path, bib_path, as_json) -> None:
     """A research table: a row per paper, a column per question, each cell the abstract's sentence
     that answers it (cited) or "not in the abstract"."""
     from rich.table import Table
 
     from rag.answering.research import NOT_IN_ABSTRACT, PRESET
     from rag.chain import Assistant
-    from rag.export import research_csv
+    from rag.export import bibtex, research_csv, research_markdown
     from rag.records import ResearchTable
 
     if not query and not ids:
@@ -410,9 +412,14 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
             rows.append(row)
             progress.advance(task, len(columns))
     result = ResearchTable(columns=tuple(columns), rows=tuple(rows))
-    if csv_path is not None:
-        csv_path.write_text(research_csv(result), encoding="utf-8")
-        err.print(f"[dim]wrote {escape(str(csv_path))}[/]")
+    for path, write in (
+        (csv_path, research_csv),
+        (md_path, lambda t: research_markdown(t, papers)),
+        (bib_path, lambda _: bibtex(papers)),
+    ):
+        if path is not None:
+            path.write_text(write(result), encoding="utf-8")
+            err.print(f"[dim]wrote {escape(str(path))}[/]")
     if as_json:
         out.print_json(json.dumps(result.model_dump(mode="json")))
         return

@@ -25,6 +25,7 @@ __all__ = [
     "conversation_bibtex",
     "conversation_markdown",
     "research_csv",
+    "research_markdown",
     "scope_items",
     "table_csv",
     "table_markdown_text",
@@ -98,6 +99,23 @@ def research_csv(table: ResearchTable) -> str:
             [row.paper_id, to_plain(row.title), *(to_plain(c.quote) if c.quote else NOT_IN_ABSTRACT for c in row.cells)]
         )
     return buffer.getvalue()
+
+
+def research_markdown(table: ResearchTable, papers: Sequence[Paper]) -> str:
+    """The research table as a Markdown document: each cell its quote cited [n] or "not in the
+    abstract", then the references, [n] being the n-th row's paper."""
+
+    def cell(quote: str | None, number: int) -> str:
+        return f"“{escape_markdown(to_plain(quote))}” [{number}]" if quote else f"*{NOT_IN_ABSTRACT}*"
+
+    header = ["Paper", *(escape_markdown(c) for c in table.columns)]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for number, row in enumerate(table.rows, 1):
+        title = escape_markdown(to_plain(row.title))
+        lines.append(f"| {title} [{number}] | " + " | ".join(cell(c.quote, number) for c in row.cells) + " |")
+    lines += ["", "## References", ""]
+    lines += [f"[{n}] {_reference(paper)}" for n, paper in enumerate(papers, 1)]
+    return "\n".join(lines) + "\n"
 
 
 def table_markdown_text(table: ComparisonTable) -> str:

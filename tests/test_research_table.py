@@ -14,8 +14,8 @@ import pytest
 from conftest import run_cli
 
 from rag.answering.research import COVERED_BAR, NOT_IN_ABSTRACT, PRESET, as_question, research_rows
-from rag.export import research_csv
-from rag.records import Paper, ResearchTable
+from rag.export import research_csv, research_markdown
+from rag.records import Paper, ResearchCell, ResearchRow, ResearchTable
 from rag.verifier import Verdict
 
 PAPER = Paper(
@@ -70,6 +70,17 @@ def test_below_the_bar_a_cell_is_not_in_the_abstract_and_keeps_its_closest_sente
     assert list(csv.reader(io.StringIO(research_csv(table))))[1] == ["moh", PAPER.display_title, NOT_IN_ABSTRACT]
 
 
+def test_the_markdown_export_cites_each_quote_and_lists_the_references():
+    row = ResearchRow(
+        paper_id="moh", title=PAPER.display_title, cells=(ResearchCell(quote="A | B holds.", covered=True), ResearchCell())
+    )
+    text = research_markdown(ResearchTable(columns=("Result?", "n"), rows=(row,)), [PAPER])
+    lines = text.splitlines()
+    assert lines[0] == "| Paper | Result? | n |"
+    assert lines[2].endswith("| “A \\| B holds.” [1] | *not in the abstract* |")
+    assert "[1] MoH: Multi-Head Attention as Mixture-of-Head Attention." in text
+
+
 def test_a_code_line_is_a_cell_only_for_a_column_that_asks_about_code():
     # The verifier finds a code-availability line answers anything; only a question about the
     # code's release may quote it.
@@ -88,6 +99,7 @@ def test_paperchat_table_fills_a_column_per_question_for_a_collections_papers(se
     done = run_cli(
         data_dir, "table", "Which papers say their code is available?",
         "--column", "Is the code released?", "--column", "sample size", "--csv", str(path), "--json",
+        "--bib", str(tmp_path / "t.bib"),
     )
     table = json.loads(done.stdout)
     assert table["columns"] == ["Is the code released?", "sample size"]
@@ -101,6 +113,7 @@ def test_paperchat_table_fills_a_column_per_question_for_a_collections_papers(se
     written = list(csv.reader(path.open(encoding="utf-8")))
     assert written[0] == ["paper_id", "title", "Is the code released?", "sample size"] and len(written) == 6
     assert all(r[3] == NOT_IN_ABSTRACT for r in written[1:])
+    assert (tmp_path / "t.bib").read_text(encoding="utf-8").count("@inproceedings") == 5
 
 
 @pytest.mark.slow
