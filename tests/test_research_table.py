@@ -14,6 +14,7 @@ import pytest
 from conftest import run_cli
 
 from rag.answering.research import COVERED_BAR, NOT_IN_ABSTRACT, PRESET, as_question, research_rows
+from rag.answering.roles import Role, role_scores
 from rag.export import research_csv, research_markdown
 from rag.records import Paper, ResearchCell, ResearchRow, ResearchTable
 from rag.verifier import Verdict
@@ -23,7 +24,7 @@ PAPER = Paper(
     title="MoH: Multi-Head Attention as Mixture-of-Head Attention",
     abstract=(
         "Attention heads cost compute at every token. "
-        "We let each token pick the heads it needs through a router. "
+        "We propose a router that lets each token pick the heads it needs. "
         "MoH reaches 64.0% accuracy with half of the heads. "
         "Code is available at https://github.com/example/moh."
     ),
@@ -51,13 +52,25 @@ def test_a_column_is_asked_of_each_paper_by_its_name():
     assert as_question("Which datasets are used?", PAPER) == "Which datasets are used?"
 
 
-def test_a_cell_quotes_the_sentence_the_verifier_finds_answers_exactly_as_the_abstract_has_it():
-    verifier = ScriptedVerifier({"router": 0.9, "64.0%": 0.7})
+def test_a_cell_quotes_the_sentence_the_verifier_and_the_role_agree_on_exactly_as_the_abstract_has_it():
+    # "64.0%" is what the verifier prefers alone; the method's role ("We propose") outweighs it.
+    verifier = ScriptedVerifier({"router": 0.6, "64.0%": 0.7})
     (row,) = research_rows([PAPER], ["What method does it propose?"], verifier)
     (cell,) = row.cells
-    assert cell.covered and cell.quote == "We let each token pick the heads it needs through a router."
-    assert cell.quote in PAPER.abstract and cell.score == pytest.approx(0.9)
+    method = "We propose a router that lets each token pick the heads it needs."
+    cue = role_scores(method, 1, 3)[Role.METHOD]
+    assert cell.covered and cell.quote == method and cell.quote in PAPER.abstract
+    assert cell.score == pytest.approx((0.6 + cue) / 2) and cue > 0.5
     assert verifier.asked == ["What method does MoH propose?"]
+
+
+def test_a_column_of_the_users_own_is_filled_only_when_the_verifier_is_sure():
+    sure, unsure = ScriptedVerifier({"64.0%": 0.9}), ScriptedVerifier({"64.0%": 0.7})
+    (filled,) = next(research_rows([PAPER], ["accuracy"], sure)).cells
+    (empty,) = next(research_rows([PAPER], ["accuracy"], unsure)).cells
+    assert filled.covered and "64.0%" in filled.quote
+    assert not empty.covered and empty.quote is None and "64.0%" in empty.closest
+    assert COVERED_BAR * 2 > 0.7
 
 
 def test_below_the_bar_a_cell_is_not_in_the_abstract_and_keeps_its_closest_sentence():
