@@ -1,6 +1,9 @@
 """How often a research-table cell is right (`rag.answering.research`), on
 `eval/sets/table-cells.jsonl`: for each bundled paper and column, the abstract's sentences a
-reader accepts as the cell (none where the abstract is silent), written by reading, split by paper.
+reader accepts as the cell (none where the abstract is silent), split by paper (odd positions of
+the sorted ids calibration, even report). Written for issue 25 by one of the session's agents from
+the abstracts alone, before any cell was scored against it and without running any model;
+"data" counts unnamed datasets ("real-world datasets"), "sample size" only counts of examples.
 
     python eval/eval_table_cells.py [--split calibration|report]
 

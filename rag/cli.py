@@ -392,7 +392,7 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     that answers it (cited) or "not in the abstract"."""
     from rich.table import Table
 
-    from rag.answering.research import NOT_IN_ABSTRACT, PRESET
+    from rag.answering.research import NOT_IN_ABSTRACT, PRESET, cell_text
     from rag.chain import Assistant
     from rag.export import bibtex, research_csv, research_markdown
     from rag.records import ResearchTable
@@ -425,8 +425,8 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         return
     shown = Table("Paper", *(escape(c) for c in columns), show_lines=True)
     for number, row in enumerate(rows, 1):
-        cells = [f"“{to_plain(c.quote)}” [{number}]" if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
-        shown.add_row(f"{escape(to_plain(row.title))} [{number}]", *(c if c.startswith("[dim]") else escape(c) for c in cells))
+        cells = [escape(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
+        shown.add_row(f"{escape(to_plain(row.title))} [{number}]", *cells)
     out.print(shown)
 
 

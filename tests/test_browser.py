@@ -177,3 +177,24 @@ def test_the_map_draws_its_clusters(page):
     assert "papers in" in page.get_by_test_id("stMainBlockContainer").inner_text()
     box = chart.bounding_box()
     assert box and box["width"] > 300 and box["height"] > 200, "the map is drawn at a readable size"
+
+
+def test_the_table_page_fills_a_cited_cell_per_paper_and_question(page):
+    page.get_by_role("link", name="Table").click()
+    query = page.locator(".st-key-table-query input")
+    query.wait_for(timeout=60_000)
+    idle(page)
+    query.fill("Which papers say their code is available?")
+    page.locator(".st-key-table-columns textarea").fill("Is the code released?\nsample size\nWhat is the main result?")
+    page.get_by_role("button", name="Build the table").click()
+    page.get_by_test_id("stDataFrame").wait_for(timeout=120_000)
+    idle(page)
+    page.wait_for_timeout(800)
+    page.screenshot(path=ARTIFACTS / "10-table.png", full_page=True)
+    shown = page.get_by_test_id("stMainBlockContainer").inner_text()
+    assert "5 papers x 3 columns" in shown
+    with page.expect_download() as download:
+        page.locator(".st-key-table-csv button").click()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "paper_id,title,Is the code released?,sample size,What is the main result?"
+    assert len(text.splitlines()) == 6

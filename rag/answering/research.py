@@ -28,7 +28,7 @@ from rag.records import Paper, ResearchCell, ResearchRow
 from rag.text import split_sentences
 from rag.verifier import Verifier
 
-__all__ = ["COVERED_BAR", "MIN_WORDS", "NOT_IN_ABSTRACT", "PRESET", "as_question", "research_rows", "scored"]
+__all__ = ["COVERED_BAR", "MIN_WORDS", "NOT_IN_ABSTRACT", "PRESET", "as_question", "cell_text", "research_rows", "scored"]
 
 # The comparison's four aspects, as questions, with the role each asks for: where a table starts
 # before the user adds columns.
@@ -92,3 +92,10 @@ def research_rows(papers: Iterable[Paper], columns: Sequence[str], verifier: Ver
         yield ResearchRow(
             paper_id=paper.id, title=paper.display_title, cells=tuple(_cell(c, paper, sentences, verifier) for c in columns)
         )
+
+
+def cell_text(cell: ResearchCell, number: int | None = None) -> str:
+    """A cell as plain text: its quote, cited [number] when given, or "not in the abstract"."""
+    if cell.quote is None:
+        return NOT_IN_ABSTRACT
+    return f"“{to_plain(cell.quote)}”" + (f" [{number}]" if number is not None else "")
