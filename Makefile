@@ -94,7 +94,7 @@ bench-load: install
 bench-map: install
 	$(BIN)/python bench/corpus_map.py --projections
 
-# Answer quality on the seed questions, offline (reports under eval/reports/).
+# Answer quality on the seed questions, offline (reports under <data dir>/eval-reports/).
 eval: ingest
 	$(BIN)/paperchat eval --set eval/sets/seed.jsonl
 

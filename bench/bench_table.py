@@ -27,6 +27,7 @@ from rag.store import Index
 
 QUERIES = ("Which papers work on robot grasping?", "papers on federated learning with privacy", "Which papers study LLM reasoning?")
 ROWS = 50
+ADDED = "What is the sample size?"
 
 
 def main() -> None:
@@ -53,10 +54,15 @@ def main() -> None:
         cells = list(assistant.research_table(papers, PRESET))
         filled = time.perf_counter() - clock
         covered = [c.covered for r in cells for c in r.cells]
+        # A column added later: only its cells are judged.
+        clock = time.perf_counter()
+        list(assistant.research_table(papers, [ADDED]))
+        added = time.perf_counter() - clock
         rows.append({
             "query": query, "admitted": admitted, "rows x columns": f"{len(cells)} x {len(PRESET)}",
             "rows chosen s": round(chosen, 2), "cells s": round(filled, 2), "cells / s": round(len(covered) / filled, 1),
-            "covered": round(statistics.mean(covered), 2),
+            "covered": round(statistics.mean(covered), 2), "+1 column s": round(added, 2),
+            "+1 / all": round(added / filled, 2),
         })
     print(f"{len(index)} papers")
     print(table(rows))

@@ -16,6 +16,10 @@ Last, the page in headless Chromium (where Debian's chromium and playwright are 
 for bench/load_ui.py): the time until the map is drawn, and from choosing a cluster until its
 papers are listed.
 
+At 20 papers, before the rest: the bundled papers grouped by k-means clusters, by their
+categories and by the categories' areas, each with its silhouette and how well its names tell
+where each paper goes (`groupings`): the map groups a small corpus by category on these figures.
+
 `--projections` also compares ways of placing the 13,687 papers: PCA alone, t-SNE over every
 paper, and the map's t-SNE over a sample with the rest placed among their neighbours, each with
 its time, its trustworthiness (how many of each paper's 10 nearest neighbours on the map are
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -79,7 +84,9 @@ def chunk_vectors(source: Path, paper_ids: list[str]) -> dict[str, list[float]]:
     index = Index.open(Settings(data_dir=source))
     known: dict[str, list[float]] = {}
     for start in range(0, len(paper_ids), 1000):
-        got = index._collection.get(where={"paper_id": {"$in": paper_ids[start : start + 1000]}}, include=["documents", "embeddings"])
+        got = index._collection.get(
+            where={"paper_id": {"$in": paper_ids[start : start + 1000]}}, include=["documents", "embeddings"]
+        )
         known.update(zip(got["documents"], np.asarray(got["embeddings"]).tolist(), strict=True))
     return known
 
@@ -110,7 +117,9 @@ def timed(work):
 def stages(papers: list[Paper], vectors: np.ndarray, threads: int) -> tuple[CorpusMap, dict[str, float]]:
     """make_map, timed as a whole and by its stages (from its progress messages)."""
     marks: list[tuple[str, float]] = []
-    corpus_map, total = timed(lambda: make_map(papers, vectors, threads=threads, progress=lambda s: marks.append((s, time.perf_counter()))))
+    corpus_map, total = timed(
+        lambda: make_map(papers, vectors, threads=threads, progress=lambda s: marks.append((s, time.perf_counter())))
+    )
     ends = [t for _, t in marks[1:]] + [marks[0][1] + total]
     took = {message.split()[0].lower(): end - start for (message, start), end in zip(marks, ends, strict=True)}
     return corpus_map, took
@@ -163,7 +172,7 @@ def browser(data_dir: Path) -> dict:
         page.get_by_test_id("stSelectbox").click()
         clock = time.perf_counter()
         page.get_by_role("option").first.click()
-        page.get_by_text("Ask about this cluster").wait_for()
+        page.get_by_text(re.compile(r"Ask about this (cluster|category)")).wait_for()
         chosen = time.perf_counter() - clock
         browser.close()
     return {"browser: map drawn s": round(drawn, 2), "browser: cluster chosen s": round(chosen, 2)}
@@ -222,26 +231,83 @@ def projections(data_dir: Path) -> list[dict]:
     ways = {
         "PCA": lambda: PCA(2, random_state=0).fit_transform(unit),
         "t-SNE, every paper": lambda: TSNE(2, init="pca", max_iter=500, random_state=0, n_jobs=threads).fit_transform(reduced),
-        "t-SNE, every paper, 1,000 iterations": lambda: TSNE(2, init="pca", random_state=0, n_jobs=threads).fit_transform(reduced),
+        "t-SNE, every paper, 1,000 iterations": lambda: TSNE(2, init="pca", random_state=0, n_jobs=threads).fit_transform(
+            reduced
+        ),
         f"the map's: t-SNE over {corpusmap._PLACED:,}, the rest placed": lambda: corpusmap.place(unit, clusters, threads=threads),
     }
     rows = []
     for name, way in ways.items():
         placed, seconds = timed(way)
-        rows.append({
-            "placing": name,
-            "s": round(seconds, 1),
-            "trustworthiness@10": round(trustworthiness(unit[sample], placed[sample], n_neighbors=10, metric="cosine"), 3),
-            "cluster silhouette": round(silhouette_score(placed[sample], clusters[sample]), 3),
-        })
+        rows.append(
+            {
+                "placing": name,
+                "s": round(seconds, 1),
+                "trustworthiness@10": round(trustworthiness(unit[sample], placed[sample], n_neighbors=10, metric="cosine"), 3),
+                "cluster silhouette": round(silhouette_score(placed[sample], clusters[sample]), 3),
+            }
+        )
         print(f"  {name}: {seconds:.1f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def groupings(data_dir: Path) -> list[dict]:
+    """The 20 bundled papers grouped three ways, as the map could: k-means clusters named by
+    their phrases, the papers' whole categories, and the categories' areas (their first level).
+    For each: how many groups, how many of one paper and how many have a name (no phrase is
+    shared by a cluster's papers); the silhouette of the groups on the
+    papers' vectors (cosine: are a group's papers nearer each other than the other groups'?);
+    and whether the names tell where each paper goes: the share of papers whose vector is
+    nearest the vector of their own group's name, among the names (the model reads the names
+    as a reader would, knowing nothing else of the groups)."""
+    from sklearn.metrics import silhouette_score
+
+    import rag.corpusmap as corpusmap
+    from rag.markup import to_plain
+
+    index = Index.open(Settings(data_dir=data_dir, sentence_vectors=False))
+    ids, vectors = index.paper_vectors()
+    papers = [index.papers[i] for i in ids]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    k = corpusmap.cluster_count(len(papers))
+    clusters = corpusmap._clusters(unit, k)
+    phrases = corpusmap.distinctive_phrases([f"{p.display_title}\n{to_plain(p.abstract)}" for p in papers], clusters)
+    whole = [p.category for p in papers]
+    areas = corpusmap.category_groups(whole, k) or whole
+    ways = {
+        f"k-means, {k} clusters, named by their phrases": (
+            [str(c) for c in clusters],
+            {str(c): ", ".join(t) for c, t in phrases.items()},
+        ),
+        "categories, whole": (whole, {c: c for c in whole}),
+        "categories, areas (the map's choice)": (areas, {c: c for c in areas}),
+    }
+    rows = []
+    for way, (group, name) in ways.items():
+        labels = sorted(set(group))
+        named = np.asarray(index.embeddings.embed_documents([name[g] for g in labels]))
+        named /= np.linalg.norm(named, axis=1, keepdims=True)
+        nearest = np.argmax(unit @ named.T, axis=1)
+        sizes = [group.count(g) for g in labels]
+        rows.append(
+            {
+                "grouping": way,
+                "groups": len(labels),
+                "of one paper": sizes.count(1),
+                "named": sum(bool(name[g]) for g in labels),
+                "silhouette (cosine)": round(silhouette_score(unit, group, metric="cosine"), 3),
+                "papers nearest their group's name": f"{sum(labels[n] == g for n, g in zip(nearest, group, strict=True))}/{len(group)}",
+            }
+        )
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=MAP_INDEX, help="where the 13,687-paper index is made and kept")
-    parser.add_argument("--vectors-from", type=Path, default=SCALE_INDEX, help="an index holding the scale corpus's chunk vectors")
+    parser.add_argument(
+        "--vectors-from", type=Path, default=SCALE_INDEX, help="an index holding the scale corpus's chunk vectors"
+    )
     parser.add_argument("--projections", action="store_true", help="also compare ways of placing the 13,687 papers")
     args = parser.parse_args()
     prepare()
@@ -250,6 +316,8 @@ def main() -> None:
         small = Path(folder)
         Index.open(Settings(data_dir=small, sentence_vectors=False)).ingest(load_corpus(PAPERS))
         rows.append(measure("data/papers.jsonl", small))
+        # Clusters or categories: which groups the map draws at 20 papers.
+        print(table(groupings(small)), flush=True)
     if not SCALE.exists():
         print(f"{SCALE} is absent: the 13,687-paper row is left out (the shared corpora are not beside this checkout)")
         return

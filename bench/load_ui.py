@@ -113,7 +113,7 @@ def serve(data_dir: Path, port: int | None = None, backend: str | None = None, w
         yield UiServer(url, process.pid, log)
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=120)  # far above need: a busy machine stops it slowly
         logs.cleanup()
 
 
@@ -214,10 +214,14 @@ async def _open(browser: Browser, url: str, run: SessionRun, timeout_ms: float) 
 
 
 async def _answer_text(message) -> str:
-    """What a finished answer says: the answer column's text and its cards' labels. Not the
+    """What a finished answer says: the answer's text and its cards' labels. Not the
     cards' insides: the browser mounts those as they scroll into view, so two sessions showing
     the same answer hold different parts of them at a given moment."""
-    answer = await message.get_by_test_id("stColumn").first.text_content() or ""
+    # The answer's own text, wherever the layout puts it (beside its evidence, or above it).
+    answer = await message.evaluate(
+        """m => [...m.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+             .filter(e => !e.closest('[data-testid="stExpander"]')).map(e => e.textContent).join('\\n')"""
+    )
     labels = await message.locator('[data-testid="stExpander"] summary').all_text_contents()
     return "\n".join([answer, *labels])
 

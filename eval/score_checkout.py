@@ -1,6 +1,6 @@
 """Score an earlier checkout's answers on a question set, with this checkout's metric definitions.
 
-The "before" column of the README's answer-form table: an earlier commit's `paperchat eval`
+The "before" column of docs/evaluation.md's answer-form table: an earlier commit's `paperchat eval`
 cannot read the new sets (halves, corpus headers) nor compute the new metrics, so its
 `Assistant` answers the questions in a subprocess and this checkout scores them.
 

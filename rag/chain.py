@@ -24,7 +24,7 @@ from langchain_core.prompts import PromptTemplate
 from rag.answering.answerability import assess, for_model
 from rag.answering.check import DeclineOpening, StreamGuard, check_support, mark_unsupported
 from rag.answering.collection import SHOWN, admitted
-from rag.answering.decline import decline_text, partial_note
+from rag.answering.decline import closest_papers, decline_text, partial_note
 from rag.answering.evidence import Evidence, gather, verify
 from rag.answering.followup import (
     SUMMARY_REQUEST,
@@ -37,10 +37,10 @@ from rag.answering.followup import (
 from rag.answering.forms import plan
 from rag.answering.question import analyze
 from rag.answering.request import AnswerRequest, Backend, Task
-from rag.answering.research import research_rows
+from rag.answering.research import MAX_ROWS, paraphrased, research_rows
 from rag.citations import check_citations
 from rag.embeddings import SentenceVectors
-from rag.errors import AnswerCutOff, PaperNotFoundError
+from rag.errors import AnswerCutOff, BackendError, PaperNotFoundError, QuestionTooLongError
 from rag.extractive import ExtractiveBackend
 from rag.llm import ModelBackend, choose_backend
 from rag.markup import defuse_markdown
@@ -66,8 +66,6 @@ from rag.verifier import Verifier, load_verifier
 
 __all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "StatusEvent", "TokenEvent", "about_selection"]
 
-# Papers shown beside a decline as the closest, which do not answer the question.
-_CLOSEST = 3
 # A corpus this small has its sentences embedded when the app starts, not at the first question.
 _WARM_PAPERS = 50
 
@@ -115,10 +113,6 @@ def about_selection(analysis: QuestionAnalysis, scope: Filters) -> bool:
     return scope.active and analysis.about_selection
 
 
-def _numbered(sources: Sequence[Source]) -> list[Source]:
-    return [s.model_copy(update={"number": n}) for n, s in enumerate(sources, 1)]
-
-
 class Assistant:
     """Answers questions over an `Index` with the backend the settings choose."""
 
@@ -164,8 +158,8 @@ class Assistant:
             return resolve_by_rule(question, history)
         transcript = "\n".join(f"User: {t.question}\nAssistant: {t.text}" for t in history[-3:])
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
-        rewritten = self.backend.text(chain, {"history": transcript, "question": question}).strip()
-        return rewritten if acceptable_rewrite(rewritten, question, history) else resolve_by_rule(question, history)
+        kept = acceptable_rewrite(self.backend.text(chain, {"history": transcript, "question": question}), question, history)
+        return kept if kept is not None else resolve_by_rule(question, history)
 
     def prepare(
         self, standalone: str, *, filters: Filters | None = None, k: int | None = None, widen: bool = True
@@ -196,17 +190,40 @@ class Assistant:
         return analysis, scope, evidence, answerability
 
     def table_papers(self, query: str = "", *, ids: Sequence[str] = (), filters: Filters | None = None) -> list[Paper]:
-        """The rows of a research table: the papers named by id, in that order, or else the papers
-        a collection answer to `query` lists (every one above the collection bar, not only the
-        first few it shows)."""
+        """The rows of a research table: the papers named by id, in that order; else the papers a
+        collection answer to `query` lists (every one above the collection bar, not only the first
+        few it shows); else, with no query, the papers the filters let through, the first
+        `MAX_ROWS` of them in the library's order."""
         if ids:
             return [self.index.get(i) for i in dict.fromkeys(ids)]
+        if not query.strip():
+            chosen = self.index.matching(filters or Filters())[:MAX_ROWS]
+            fetched = self.index.fetch(chosen)
+            return [fetched[i] for i in chosen if i in fetched]
         _, _, evidence, _ = self.prepare(query, filters=filters, k=self.settings.collection_depth, widen=False)
         return [p.paper for p in admitted(evidence)]
 
     def research_table(self, papers: Sequence[Paper], columns: Sequence[str]) -> Iterator[ResearchRow]:
-        """The research table's rows (`rag.answering.research`), one paper at a time, for progress."""
-        return research_rows(papers, columns, self.verifier)
+        """The research table's rows (`rag.answering.research`), one paper at a time, for progress.
+        With a model backend each quoted cell is also said short, where its quote bears that out;
+        a model that fails leaves the cells after it quotes alone rather than the table unmade."""
+        rows = research_rows(papers, columns, self.verifier)
+        if not isinstance(self.backend, ModelBackend):
+            yield from rows
+            return
+        backend, down = self.backend, False
+
+        def write(title: str, question: str, quote: str) -> str:
+            nonlocal down
+            if not down:
+                try:
+                    return backend.cell(title, question, quote)
+                except BackendError:
+                    down = True
+            return ""
+
+        for paper, row in zip(papers, rows, strict=True):
+            yield paraphrased(row, columns, paper, write)
 
     def search_papers(self, query: str, *, filters: Filters | None = None, k: int | None = None) -> list[PaperMatch]:
         """The papers the hybrid ranking finds for `query`, under the filters (and any the query
@@ -222,6 +239,13 @@ class Assistant:
         filters: Filters | None = None,
         k: int | None = None,
     ) -> Iterator[Event]:
+        limit = self.settings.max_question_chars
+        if len(question) > limit:
+            # Not said back: a pasted document would fill the screen (and the model's window).
+            raise QuestionTooLongError(
+                f"the question is {len(question):,} characters long, past the limit of {limit:,}",
+                hint="ask it in a few sentences (a passage's key claim, not the passage), or raise PAPERCHAT_MAX_QUESTION_CHARS",
+            )
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         reading = read_references(question, history)
@@ -316,7 +340,8 @@ class Assistant:
         citations = check_support(report.citations) if report else ()
         timings["check"] = time.perf_counter() - clock
         timings["total"] = sum(v for key, v in timings.items() if key != "first_token")
-        closest = () if answerability.answers else tuple(_numbered([p.source for p in request.evidence.papers[:_CLOSEST]]))
+        found = tuple(relevance(request.evidence, min_similarity=self.settings.min_relevance))
+        closest = () if answerability.answers else closest_papers(request.sources, found)
         if not answerability.answers:
             form = answerability.coverage.value
         else:
@@ -340,8 +365,8 @@ class Assistant:
                 matches=tuple(request.matches) if answerability.answers else (),
                 table=request.table if answerability.answers else None,
                 filters=scope,
-                corpus=self.index.stats().summary,
-                relevance=tuple(relevance(request.evidence, min_similarity=self.settings.min_relevance)),
+                corpus=self.index.scope_summary(scope),
+                relevance=found,
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
                 timings=timings,
             )

@@ -54,6 +54,7 @@ __all__ = [
     "settled",
     "settled_head",
     "strip_citations",
+    "uncited_claims",
 ]
 
 SentenceScorer = Callable[[str, list[str]], list[float]]
@@ -550,6 +551,13 @@ def cited_sentences(text: str) -> list[CitedSentence]:
         if owner is not None:
             numbers[owner].extend(marker.numbers)
     return [CitedSentence(s.claim, tuple(dict.fromkeys(ns))) for s, ns in zip(sentences, numbers, strict=True)]
+
+
+def uncited_claims(text: str) -> list[str]:
+    """The claims of an answer's sentences that cite no source, in order. A citation naming no
+    retrieved source is cut before it is shown (`drop_invalid`), so a sentence that cited only
+    such a one is among them: nothing in the text says it is unsupported."""
+    return [s.claim for s in cited_sentences(text) if not s.numbers]
 
 
 def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:

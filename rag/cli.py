@@ -16,17 +16,24 @@ from click.core import ParameterSource
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from rag.errors import PaperChatError
-from rag.markup import to_plain
+from rag.markup import terminal_safe, to_plain
+from rag.progress import PlainProgress
 
 if TYPE_CHECKING:
     from rag.records import Answer
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _safe(text: str) -> str:
+    """Corpus or model text for a line of Rich markup: shown as written, never acted on."""
+    return escape(terminal_safe(text))
 
 
 class _Group(click.Group):
@@ -36,9 +43,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {escape(exc.message)}")
+            err.print(f"[bold red]error:[/] {_safe(exc.message)}")
             if exc.hint:
-                err.print(f"[dim]hint: {escape(exc.hint)}[/]")
+                err.print(f"[dim]hint: {_safe(exc.hint)}[/]")
             sys.exit(1)
         except KeyboardInterrupt:
             err.print("[dim]interrupted[/]")
@@ -79,7 +86,10 @@ class _Rate(ProgressColumn):
         return Text(f"{task.speed:.1f}/s" if task.speed else "", style="progress.data.speed")
 
 
-def _progress() -> Progress:
+def _progress() -> Progress | PlainProgress:
+    """A bar on a terminal; else (a log, a pipe) a plain line at least every 30 s."""
+    if not err.is_terminal:
+        return PlainProgress(sys.stderr)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -124,7 +134,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
             f"{report.seconds:.1f}",
         )
         for skipped in report.skipped:
-            err.print(f"[yellow]skipped[/] {escape(str(skipped))}")
+            err.print(f"[yellow]skipped[/] {_safe(str(skipped))}")
     out.print(table)
     out.print(f"{len(index)} papers in the index at {index.location}")
 
@@ -166,7 +176,7 @@ def _terminal(markdown: str) -> Text:
     """An answer's Markdown as terminal text: bold and italic styled, escapes undone."""
     from rag.markup import styled_segments
 
-    return Text.assemble(*styled_segments(markdown))
+    return Text.assemble(*styled_segments(terminal_safe(markdown)))
 
 
 class _Waiting:
@@ -204,16 +214,14 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
         for event in events:
             if isinstance(event, SourcesEvent):
                 if not as_json and event.analysis is not None:
-                    err.print(
-                        f"[dim]searched for: {escape(event.analysis.search_text)} ({escape(event.analysis.summary_line)})[/]"
-                    )
+                    err.print(f"[dim]searched for: {_safe(event.analysis.search_text)} ({_safe(event.analysis.summary_line)})[/]")
                 if event.note and not as_json:
                     # What no abstract holds comes first: the quotes after it are what they do say.
-                    out.print(Text(event.note, style="yellow"))
+                    out.print(Text(terminal_safe(event.note), style="yellow"))
                 if event.sources:
                     waiting.enter_context(_waiting(model))
             elif isinstance(event, StatusEvent):
-                err.print(f"[yellow]{escape(event.text)}[/]")
+                err.print(f"[yellow]{_safe(event.text)}[/]")
             elif isinstance(event, TokenEvent):
                 waiting.close()
                 if as_json:
@@ -232,7 +240,7 @@ def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mo
         return answer
     out.print()
     if answer.cut_off:
-        err.print(f"[bold red]answer cut off:[/] {escape(answer.cut_off)}")
+        err.print(f"[bold red]answer cut off:[/] {_safe(answer.cut_off)}")
     if table and answer.table is not None:
         _print_table(answer)
     _print_references(answer, show_all=show_all)
@@ -243,25 +251,43 @@ def _print_table(answer) -> None:
     from rag.answering.comparison import table_plain_rows
 
     rows = table_plain_rows(answer.table)
-    table = Table(*rows[0], show_lines=True)
+    table = Table(*(_safe(c) for c in rows[0]), show_lines=True)
     for row in rows[1:]:
-        table.add_row(*(escape(c) for c in row))
+        table.add_row(*(_safe(c) for c in row))
     out.print(table)
 
 
-def _print_references(answer, *, show_all: bool = False) -> None:
-    from rag.answering.collection import SHOWN
+def _print_unsupported(answer) -> None:
+    """Each sentence the checks found unsupported, with the mark the app and the export put in the
+    answer: the stream showed it before its citations were checked."""
+    from rag.answering.check import UNSUPPORTED_MARK
+    from rag.citations import uncited_claims
 
-    if answer.invalid_citations:
-        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
+    marked = []
     for citation in answer.unsupported:
         why = (
             f"its abstract does not give {', '.join(citation.unsupported_numbers)}"
             if citation.unsupported_numbers
             else "its closest sentence does not say it"
         )
-        err.print(f"[yellow]not supported: [{citation.number}] for “{escape(citation.citing_sentence)}”: {escape(why)}[/]")
+        marked.append((f"“{citation.citing_sentence}” [{citation.number}]", why))
+    if answer.invalid_citations:
+        held = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        why = f"it cites no retrieved paper ({held} held back)"
+        marked += [(f"“{claim}”", why) for claim in uncited_claims(answer.text)]
+    if marked:
+        out.print("\n[bold]Unsupported claims[/]")
+    for sentence, why in marked:
+        out.print(Text.assemble("  ", terminal_safe(sentence), _terminal(UNSUPPORTED_MARK), f": {terminal_safe(why)}"))
+
+
+def _print_references(answer, *, show_all: bool = False) -> None:
+    from rag.answering.collection import SHOWN
+
+    _print_unsupported(answer)
+    if answer.invalid_citations:
+        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
     if answer.covered and answer.uncited:
         err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
     cited = answer.cited_sources
@@ -280,7 +306,7 @@ def _print_references(answer, *, show_all: bool = False) -> None:
         for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
             _print_paper(s)
             if show_all:
-                out.print(Text("    “" + to_plain(sentences[s.number]) + "”", style="dim"))
+                out.print(Text("    “" + terminal_safe(to_plain(sentences[s.number])) + "”", style="dim"))
     if answer.closest:
         out.print("\n[bold]Closest papers (they do not answer this)[/]")
         for s in answer.closest:
@@ -292,16 +318,18 @@ def _print_references(answer, *, show_all: bool = False) -> None:
         out.print("[dim]Answer with a number or words of a title.[/]")
     others = [s for s in answer.sources if s not in cited and s.number not in matched]
     if others and answer.covered and answer.form != "summary":
-        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {escape(s.paper.display_title)}" for s in others) + "[/]")
+        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {_safe(s.paper.display_title)}" for s in others) + "[/]")
 
 
 def _print_paper(source) -> None:
     p = source.paper
     where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
-    out.print(f"[bold][{source.number}][/] {escape(p.display_title)}")
-    out.print(f"    {escape(p.author_line)}" + (f" · {escape(where)}" if where else ""))
+    out.print(f"[bold][{source.number}][/] {_safe(p.display_title)}")
+    out.print(f"    {_safe(p.author_line)}" + (f" · {_safe(where)}" if where else ""))
     if p.url:
-        out.print(f"    [link={p.url}]{escape(p.url)}[/link]")
+        # The address as a style, not markup: markup cannot hold every address ("?ids[]=42").
+        url = terminal_safe(p.url)
+        out.print(Text.assemble("    ", (url, Style(link=url))))
 
 
 def _export(answer, path: Path) -> None:
@@ -367,8 +395,8 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
     for match in matches:
         _print_paper(match.source)
         why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
-        out.print(f"    [dim]{escape(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
-        sentence = Text("    “" + to_plain(match.sentence) + "”")
+        out.print(f"    [dim]{_safe(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
+        sentence = Text("    “" + terminal_safe(to_plain(match.sentence)) + "”")
         sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)
         out.print(sentence)
 
@@ -392,16 +420,19 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     that answers it (cited) or "not in the abstract"."""
     from rich.table import Table
 
-    from rag.answering.research import NOT_IN_ABSTRACT, PRESET, cell_text
+    from rag.answering.research import MAX_ROWS, NOT_IN_ABSTRACT, PRESET, cell_text, rows_source
     from rag.chain import Assistant
     from rag.export import bibtex, research_csv, research_markdown
     from rag.records import ResearchTable
 
-    if not query and not ids:
-        raise click.UsageError("give a QUERY (its collection answer's papers are the rows) or --ids")
+    filters = _filters(category, venue, author, year_from, year_to)
+    if not query and not ids and not filters.active:
+        raise click.UsageError(
+            f"give a QUERY (its collection answer's papers are the rows), --ids, or a filter (its first {MAX_ROWS} papers)"
+        )
     assistant = Assistant(_index(ctx), ctx.obj)
     columns = columns or PRESET
-    papers = assistant.table_papers(query, ids=ids, filters=_filters(category, venue, author, year_from, year_to))
+    papers = assistant.table_papers(query, ids=ids, filters=filters)
     if not papers:
         err.print("[yellow]no paper matches: try other words, or give --ids[/]")
         sys.exit(1)
@@ -411,7 +442,8 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         for row in assistant.research_table(papers, columns):
             rows.append(row)
             progress.advance(task, len(columns))
-    result = ResearchTable(columns=tuple(columns), rows=tuple(rows))
+    source = rows_source(query, picked=len(papers) if ids else 0, filters=filters)
+    result = ResearchTable(columns=tuple(columns), rows=tuple(rows), source=source)
     for path, write in (
         (csv_path, research_csv),
         (md_path, lambda t: research_markdown(t, papers)),
@@ -425,8 +457,8 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         return
     shown = Table("Paper", *(escape(c) for c in columns), show_lines=True)
     for number, row in enumerate(rows, 1):
-        cells = [escape(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
-        shown.add_row(f"{escape(to_plain(row.title))} [{number}]", *cells)
+        cells = [_safe(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
+        shown.add_row(f"{_safe(to_plain(row.title))} [{number}]", *cells)
     out.print(shown)
 
 
@@ -463,7 +495,7 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
                 assistant.stream(question, history=history, k=k, filters=filters), as_json=False, model=_model(assistant)
             )
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {escape(str(exc))}")
+            err.print(f"[bold red]error:[/] {_safe(str(exc))}")
             continue
         history.append(answer)
 
@@ -480,7 +512,7 @@ def stats(ctx, as_json: bool) -> None:
     out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.location}")
     for label, counts in (("venues", s.venues), ("categories", s.categories), ("years", s.years)):
         if counts:
-            out.print(f"{label}: " + ", ".join(f"{escape(str(k))} ({v})" for k, v in list(counts.items())[:15]))
+            out.print(f"{label}: " + ", ".join(f"{_safe(str(k))} ({v})" for k, v in list(counts.items())[:15]))
 
 
 @cli.command()
@@ -489,7 +521,7 @@ def stats(ctx, as_json: bool) -> None:
 def remove(ctx, paper_ids: tuple[str, ...]) -> None:
     """Delete papers (by id) and their chunks from the index."""
     for paper in _index(ctx).remove(paper_ids, waiting=_busy):
-        out.print(f"removed {paper.id}: {escape(paper.display_title)}")
+        out.print(f"removed {_safe(paper.id)}: {_safe(paper.display_title)}")
 
 
 @cli.command()
@@ -539,7 +571,7 @@ def reset(ctx) -> None:
     "--out",
     "out_dir",
     type=click.Path(path_type=Path),
-    help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or eval/reports].",
+    help="Where each run's report folder is written [PAPERCHAT_REPORTS_DIR, or <data dir>/eval-reports].",
 )
 @click.option(
     "--resume",
@@ -627,6 +659,8 @@ def eval_(
 
 
 def _print_report(report) -> None:
+    from rag.report import agreement_text
+
     if report.judge_note:
         err.print(f"[bold yellow]{escape(report.judge_note)}[/]")
     from rag.metrics import label
@@ -637,8 +671,7 @@ def _print_report(report) -> None:
         table.add_row(label(metric), f"[dim]{escape(metric)}[/]", f"{value:.3f}", str(report.counts[metric]))
     out.print(table)
     if report.judge_agreement:
-        a = report.judge_agreement
-        out.print(f"judges agree on {a['agreement']:.3f} of {int(a['pairs'])} decisions (kappa {a['kappa']:.3f})")
+        out.print(escape(agreement_text(report)))
     latency = Table("stage", "p50 (ms)", "p95 (ms)", title="latency")
     for stage, v in report.latency.items():
         latency.add_row(stage, f"{v['p50'] * 1000:.0f}", f"{v['p95'] * 1000:.0f}")

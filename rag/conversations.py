@@ -15,6 +15,8 @@ import os
 import re
 import secrets
 import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from pydantic import AwareDatetime, ValidationError
 
 from rag.errors import ConversationError, ConversationNotFoundError
 from rag.markup import to_plain
-from rag.records import Answer, Record
+from rag.records import Answer, Record, ResearchTable
 
 __all__ = [
     "FORMAT",
@@ -32,8 +34,11 @@ __all__ = [
     "ConversationSummary",
     "SkippedFile",
     "added",
+    "row_dates",
     "started",
+    "tabled",
     "title_for",
+    "when",
 ]
 
 # The file format's version: a later PaperChat that changes the layout raises it, and this one
@@ -47,8 +52,9 @@ TITLE_CHARS = 48
 
 
 class Conversation(Record):
-    """A saved conversation. `updated` is when its last turn was added, and orders the list (a
-    rename leaves it). Times carry their zone (ISO 8601 in the file), so any two compare."""
+    """A saved conversation. `updated` is when its last turn (or its table) was added, and orders
+    the list (a rename leaves it). Times carry their zone (ISO 8601 in the file), so any two
+    compare."""
 
     format: int = FORMAT
     id: str
@@ -56,6 +62,8 @@ class Conversation(Record):
     created: AwareDatetime
     updated: AwareDatetime
     turns: tuple[Answer, ...] = ()
+    # The research table built beside it (the Table page), reopened with it.
+    table: ResearchTable | None = None
 
 
 class ConversationSummary(Record):
@@ -112,16 +120,32 @@ def _check_id(folder: Path, id: str) -> str:
     return id
 
 
+def _new_id(now: datetime) -> str:
+    # The time first, so the folder lists the files in the order they were started.
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
 def started(answer: Answer, now: datetime) -> Conversation:
-    """A new conversation whose first turn is `answer`, titled after its question. The id starts
-    with the time, so the folder lists the files in the order they were started."""
+    """A new conversation whose first turn is `answer`, titled after its question."""
     now = now.astimezone(UTC)
     return Conversation(
-        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}",
+        id=_new_id(now),
         title=title_for(answer.question),
         created=now,
         updated=now,
         turns=(answer,),
+    )
+
+
+def tabled(table: ResearchTable, now: datetime) -> Conversation:
+    """A new conversation holding only `table`, titled after what chose its rows."""
+    now = now.astimezone(UTC)
+    return Conversation(
+        id=_new_id(now),
+        title=title_for(f"Table: {table.source or ', '.join(table.columns)}"),
+        created=now,
+        updated=now,
+        table=table,
     )
 
 
@@ -134,6 +158,43 @@ def _summary(conversation: Conversation) -> ConversationSummary:
     return ConversationSummary(
         id=conversation.id, title=conversation.title, updated=conversation.updated, turns=len(conversation.turns)
     )
+
+
+def when(moment: datetime, now: datetime) -> str:
+    """When `moment` was, as a list says it in `now`'s time zone: "14:02" today, "Dec 5" earlier
+    this year, "Dec 5, 2024" before."""
+    moment = moment.astimezone(now.tzinfo)
+    if moment.date() == now.date():
+        return f"{moment:%H:%M}"
+    day = f"{moment:%b} {moment.day}"
+    return day if moment.year == now.year else f"{day}, {moment.year}"
+
+
+def _to_the_minute(moment: datetime, now: datetime) -> str:
+    day = when(moment, now)
+    return day if moment.astimezone(now.tzinfo).date() == now.date() else f"{day}, {moment.astimezone(now.tzinfo):%H:%M}"
+
+
+def row_dates(summaries: Sequence[ConversationSummary], now: datetime) -> list[str]:
+    """The date each row of the list shows beside its title (`when` its last turn was), such that
+    no two rows read alike: conversations of one title on one day show the time too, and those
+    of the same minute a number, oldest first ("14:02 (2)")."""
+    dates = [when(s.updated, now) for s in summaries]
+    for rows in _alike(summaries, dates):
+        for i in rows:
+            dates[i] = _to_the_minute(summaries[i].updated, now)
+    for rows in _alike(summaries, dates):
+        for number, i in enumerate(sorted(rows, key=lambda i: (summaries[i].updated, summaries[i].id)), start=1):
+            dates[i] = f"{dates[i]} ({number})"
+    return dates
+
+
+def _alike(summaries: Sequence[ConversationSummary], dates: Sequence[str]) -> list[list[int]]:
+    """The groups (two or more) of rows with the same title and date."""
+    groups: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, (summary, date) in enumerate(zip(summaries, dates, strict=True)):
+        groups[summary.title, date].append(i)
+    return [rows for rows in groups.values() if len(rows) > 1]
 
 
 def _first_problem(error: ValidationError) -> str:
@@ -207,6 +268,21 @@ class ConversationStore:
             conversation = added(self.load(to), answer, now) if to is not None else started(answer, now)
         except ConversationNotFoundError:
             conversation = started(answer, now)
+        self.save(conversation)
+        return conversation
+
+    def save_table(self, table: ResearchTable, to: str | None = None, *, now: datetime | None = None) -> Conversation:
+        """Keep `table` with conversation `to` (read afresh, its turns kept; a table saved before
+        is replaced), or with a new conversation of its own when `to` is None or was deleted."""
+        now = now or datetime.now(UTC)
+        try:
+            conversation = (
+                self.load(to).model_copy(update={"table": table, "updated": now.astimezone(UTC)})
+                if to is not None
+                else tabled(table, now)
+            )
+        except ConversationNotFoundError:
+            conversation = tabled(table, now)
         self.save(conversation)
         return conversation
 

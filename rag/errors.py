@@ -52,6 +52,11 @@ class IndexBusyError(StoreError):
     """Another process was writing to the embedded index for longer than a writer waits."""
 
 
+class QuestionTooLongError(PaperChatError):
+    """A question longer than `Settings.max_question_chars`: refused before it is searched for,
+    sent to a model or said back."""
+
+
 class ModelNotFoundError(PaperChatError):
     """A model file or package the configuration names is not there."""
 

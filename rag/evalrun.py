@@ -1,5 +1,6 @@
 """One evaluation run, wired once for the CLI and the app: set -> index -> assistant -> judge ->
-`run_eval` -> the report's folder under `Settings.reports_dir`.
+`run_eval` -> the report's folder under `Settings.reports_dir` (``<data_dir>/eval-reports``
+unless set).
 
 `paperchat eval` and the Evaluate page both call `evaluate`, so a run from either is the same run
 and lands in the same place. `resume` (`paperchat eval --resume`) asks again what a stopped or

@@ -25,6 +25,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
@@ -38,6 +39,60 @@ from rag.store import Index
 _TYPES = ("lookup", "multi", "summary", "how", "result", "collection", "compare", "false_premise", "unanswerable")
 _KINDS = ("out_of_corpus", "false_presupposition", "underspecified", "nonsensical", "beyond_abstracts")
 _SPLITS = ("calibration", "report")
+
+# The sets that ship with PaperChat's source (an installed package has none).
+SETS = Path(__file__).resolve().parents[1] / "eval" / "sets"
+# The seed questions: about the papers that ship with PaperChat (data/papers.jsonl), which the
+# app offers to index when its index is empty, so a set every install can run (`make eval` runs
+# it too). The scale sets need a 13,687-paper corpus that ships with nothing.
+DEFAULT_SET = "seed.jsonl"
+
+
+@dataclass(frozen=True)
+class SetFile:
+    """An evaluation set on disk, before it is read: where it is and what papers it needs."""
+
+    name: str  # its file's name, or a BEIR folder's with "/ (BEIR)"
+    path: Path
+    corpus: Path | None  # the papers it is judged over; None: the configured index's
+
+    @property
+    def available(self) -> bool:
+        """Its papers are at hand: the configured index's, or a corpus that is there."""
+        return self.corpus is None or self.corpus.exists()
+
+
+def question_sets(folder: Path = SETS) -> list[SetFile]:
+    """The evaluation sets in `folder`, `DEFAULT_SET` first: each question set (a .jsonl whose
+    first record is a question; the research table's cells are not) and each BEIR folder."""
+    files = [_set_file(p) for p in sorted(folder.glob("*.jsonl"))]
+    # A BEIR folder without its corpus is listed as needing it.
+    folders = [
+        SetFile(f"{q.parent.name}/ (BEIR)", q.parent, _beir_corpus(q.parent) or q.parent / "corpus.jsonl")
+        for q in sorted(folder.glob("*/queries.jsonl"))
+    ]
+    sets = [s for s in files if s is not None] + folders
+    return sorted(sets, key=lambda s: s.name != DEFAULT_SET)  # stable: the rest stay in order
+
+
+def _set_file(path: Path) -> SetFile | None:
+    """A question set's file, read up to its first question; None if it holds none."""
+    corpus = None
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            named = _corpus_line(line) if corpus is None else None
+            if named:
+                corpus = (path.parent / named).resolve()
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            # A set with a bad first line is still offered: running it names the line.
+            return SetFile(path.name, path, corpus) if not isinstance(record, dict) or "question" in record else None
+    return None
 
 
 def load_eval_set(path: str | Path, *, split: str | None = None) -> EvalSet:
@@ -144,7 +199,7 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
 
     `split` may also be a half (calibration, report) of that default split."""
     directory = Path(directory)
-    corpus = next((directory / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (directory / n).is_file()), None)
+    corpus = _beir_corpus(directory)
     queries_path = directory / "queries.jsonl"
     qrels_dir = directory / "qrels"
     if corpus is None or not queries_path.is_file() or not qrels_dir.is_dir():
@@ -172,6 +227,10 @@ def load_beir(directory: str | Path, *, split: str | None = None) -> EvalSet:
         raise CorpusError(f"{qrels_path}: no judged query is in {queries_path}")
     name = f"{directory.name}-{half}" if half else directory.name
     return EvalSet(name=name, path=str(directory), items=items, corpus=str(corpus), split=split)
+
+
+def _beir_corpus(directory: Path) -> Path | None:
+    return next((directory / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (directory / n).is_file()), None)
 
 
 def _qrels_file(qrels_dir: Path, split: str | None) -> Path:

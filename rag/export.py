@@ -18,7 +18,7 @@ from string import ascii_lowercase
 from rag.answering.comparison import table_plain_rows
 from rag.answering.research import NOT_IN_ABSTRACT
 from rag.markup import escape_markdown, to_bibtex, to_plain
-from rag.records import Answer, ComparisonTable, Paper, ResearchTable
+from rag.records import Answer, ComparisonTable, Paper, ResearchCell, ResearchTable
 
 __all__ = [
     "bibtex",
@@ -102,17 +102,21 @@ def research_csv(table: ResearchTable) -> str:
 
 
 def research_markdown(table: ResearchTable, papers: Sequence[Paper]) -> str:
-    """The research table as a Markdown document: each cell its quote cited [n] or "not in the
-    abstract", then the references, [n] being the n-th row's paper."""
+    """The research table as a Markdown document: each cell its quote cited [n] (after its
+    paraphrase, if a model wrote one) or "not in the abstract", then the references, [n] being
+    the n-th row's paper."""
 
-    def cell(quote: str | None, number: int) -> str:
-        return f"“{escape_markdown(to_plain(quote))}” [{number}]" if quote else f"*{NOT_IN_ABSTRACT}*"
+    def cell(c: ResearchCell, number: int) -> str:
+        if c.quote is None:
+            return f"*{NOT_IN_ABSTRACT}*"
+        short = f"{escape_markdown(to_plain(c.paraphrase))}: " if c.paraphrase else ""
+        return f"{short}“{escape_markdown(to_plain(c.quote))}” [{number}]"
 
     header = ["Paper", *(escape_markdown(c) for c in table.columns)]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for number, row in enumerate(table.rows, 1):
         title = escape_markdown(to_plain(row.title))
-        lines.append(f"| {title} [{number}] | " + " | ".join(cell(c.quote, number) for c in row.cells) + " |")
+        lines.append(f"| {title} [{number}] | " + " | ".join(cell(c, number) for c in row.cells) + " |")
     lines += ["", "## References", ""]
     lines += [f"[{n}] {_reference(paper)}" for n, paper in enumerate(papers, 1)]
     return "\n".join(lines) + "\n"

@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from functools import partial
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
 from langchain_core.runnables import Runnable
 from pydantic import SecretStr
 
@@ -35,7 +37,7 @@ from rag.errors import (
 from rag.modelcall import CallBounds, Retrying, bounded
 from rag.prompts import load_prompt
 from rag.records import Answer, Coverage, Source
-from rag.settings import Settings
+from rag.settings import HIDDEN, Settings
 
 # The system prompt of each task; all share the user prompt (sources, coverage note, question).
 _SYSTEM = {
@@ -138,6 +140,11 @@ class ModelBackend:
     def text(self, runnable: Runnable, inputs: dict) -> str:
         """`runnable`'s whole text for `inputs`, within the bounds (for a rewrite or a verdict)."""
         return "".join(p for p in self.call(runnable, inputs) if isinstance(p, str))
+
+    def cell(self, title: str, question: str, quote: str) -> str:
+        """A research table's cell said short: `question` answered from `quote` alone."""
+        chain = PromptTemplate.from_template(load_prompt("table_cell")) | self.chat_model | StrOutputParser()
+        return self.text(chain, {"title": title, "question": question, "quote": quote})
 
     def stream(self, request: AnswerRequest) -> Iterator[str | Retrying]:
         prompt = ChatPromptTemplate.from_messages(
@@ -247,24 +254,39 @@ _STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
 
 
 def _retry_after(exc: Exception) -> float | None:
-    """The seconds a server's Retry-After (or Retry-After-Ms) header asks for, if it sent one."""
+    """The seconds a server's Retry-After (or Retry-After-Ms) header asks for, if it sent one:
+    as seconds, or as an HTTP date (RFC 9110 allows both)."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(name, "")
+        seconds: float | None
         try:
-            seconds = float(headers.get(name, "")) / scale
+            seconds = float(value) / scale
         except ValueError:
-            continue
-        if seconds >= 0:
+            seconds = _seconds_until(value) if name == "retry-after" else None
+        if seconds is not None and seconds >= 0:
             return seconds
     return None
 
 
+def _seconds_until(http_date: str) -> float | None:
+    """The seconds from now to an HTTP date, 0 for one past; None for what is not a date."""
+    try:
+        when = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return None
+    # A date without a zone is UTC: HTTP dates are GMT.
+    return max(0.0, (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp() - datetime.now(UTC).timestamp())
+
+
 def _redacted(said: str, settings: Settings) -> str:
-    """What a server said, without the API key: some servers echo the key they refused, and a
-    message is printed, logged and written into evaluation reports."""
-    if not settings.has_openai_key:
-        return said
-    return said.replace(settings.openai_client_key, "[the API key]")
+    """What a server said, without the API key or the credentials in OPENAI_BASE_URL: some servers
+    echo the key they refused or the URL they were asked, and a message is printed, logged and
+    written into evaluation reports."""
+    # The longest first: a shorter secret inside a longer one would leave the rest of it shown.
+    for secret in sorted(settings.secrets, key=len, reverse=True):
+        said = said.replace(secret, HIDDEN)
+    return said
 
 
 def translate_error(exc: Exception, settings: Settings) -> Exception:

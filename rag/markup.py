@@ -10,6 +10,9 @@ where it is shown, that becomes what the place can show:
 - `to_markdown`: Markdown for the app, math kept as ``$...$`` for KaTeX, everything else escaped;
 - `to_bibtex`: a BibTeX field value that keeps valid LaTeX as LaTeX and escapes the rest.
 
+In a terminal, corpus and model text is first made `terminal_safe`: no escape sequence or control
+character in it reaches the terminal, which would act on it (hide text, clear the screen).
+
 Text without a "$" or a backslash is returned unchanged by all three (escaped where asked), so a
 price such as "$5" in an abstract without math is never taken for math.
 """
@@ -31,6 +34,7 @@ __all__ = [
     "marked",
     "math_spans",
     "styled_segments",
+    "terminal_safe",
     "to_bibtex",
     "to_markdown",
     "to_plain",
@@ -303,3 +307,25 @@ def styled_segments(markdown: str) -> list[tuple[str, str]]:
     buffer += markdown[cursor:]
     flush()
     return segments
+
+
+# What a terminal acts on rather than shows (ECMA-48), in its 7-bit (ESC ...) and 8-bit (C1)
+# forms: a control sequence ("ESC[8m" hides what follows, "ESC[2J" clears the screen); a string
+# up to its terminator ("ESC]0;...BEL" sets the window title, "ESC]8;;URL ESC\\" makes a link
+# whose address is not shown; DCS, SOS, PM and APC alike), kept to one line so an unterminated
+# one cannot swallow the text after it; any other escape. Each is dropped whole, so the text
+# it wrapped shows as plain text.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+)
+# Control characters left once the sequences are gone (a lone ESC, BEL, backspace, carriage
+# return, C1), all but the line break and the tab.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` as a terminal shows it as written: escape sequences and control characters dropped,
+    line breaks and tabs kept."""
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))

@@ -6,16 +6,19 @@ not the server, decides how long we wait:
 
 - `connect_timeout`: opening the connection (the HTTP client's own bound);
 - `first_token_timeout`: the first piece, and then each next one (a server that goes silent);
-- `request_timeout`: the whole answer, retries and their waits included.
+- `request_timeout`: the whole answer, retries and their waits included;
+- `max_answer_tokens`: the answer's length, counted here (cl100k) as pieces arrive, since a
+  server may ignore the cap the request states.
 
 Before the first piece, a rate limit, a server error or a connection that cannot be made is
 retried up to `max_retries` times, after the server's Retry-After or else an exponential backoff,
 unless that wait would pass the total bound. Once a piece is shown nothing is retried (the
-reader has read it): a break ends the answer as cut off (`AnswerCutOff`).
+reader has read it): a break, or the length cap, ends the answer as cut off (`AnswerCutOff`).
 """
 
 from __future__ import annotations
 
+import math
 import queue
 import random
 import threading
@@ -23,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from rag.chunking import count_tokens
 from rag.errors import (
     AnswerCutOff,
     BackendError,
@@ -47,10 +51,17 @@ class CallBounds:
     first_token: float
     total: float
     retries: int
+    tokens: int
 
     @classmethod
     def of(cls, settings: Settings) -> CallBounds:
-        return cls(settings.connect_timeout, settings.first_token_timeout, settings.request_timeout, settings.max_retries)
+        return cls(
+            settings.connect_timeout,
+            settings.first_token_timeout,
+            settings.request_timeout,
+            settings.max_retries,
+            settings.max_answer_tokens,
+        )
 
 
 @dataclass(frozen=True)
@@ -63,7 +74,8 @@ class Retrying:
 
     @property
     def text(self) -> str:
-        return f"{self.reason}; trying again in {self.wait:.0f} s (attempt {self.attempt})"
+        # Rounded up: "in 0 s" would call a wait of half a second none.
+        return f"{self.reason}; trying again in {math.ceil(self.wait)} s (attempt {self.attempt})"
 
 
 class _End:
@@ -134,9 +146,17 @@ def bounded(
 
 def _rest(first: str | _End, pipe: queue.Queue, bounds: CallBounds, deadline: float, *, who: str) -> Iterator[str]:
     item: str | _End | Exception = first
+    tokens = 0
     while not isinstance(item, _End):
         if isinstance(item, Exception):
             raise AnswerCutOff(f"connection lost to {who}: {_first_line(item)}", hint="ask again, or use --backend extractive")
+        tokens += count_tokens(item)
+        if tokens > bounds.tokens:
+            # The piece past the cap is dropped whole: a streamed piece is a token or a few.
+            raise AnswerCutOff(
+                f"the answer reached the {bounds.tokens}-token cap ({who} did not stop at it)",
+                hint="ask a narrower question, or raise PAPERCHAT_MAX_ANSWER_TOKENS",
+            )
         yield item
         try:
             item = _next(pipe, bounds, deadline, who=who, started=True)

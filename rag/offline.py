@@ -86,7 +86,7 @@ def onnx_minilm_int8(weights: Path, cache_dir: Path) -> Path:
     channel, activations quantized at run time. Made once, from the export.
 
     Per channel, because per tensor moved the vectors too far from the float model's. On SciFact
-    train nDCG@10 is 0.7123 against 0.7118 (bench/README.md).
+    train nDCG@10 is 0.7123 against 0.7118 (docs/benchmarks.md).
     """
     folder = onnx_minilm(weights, cache_dir)
     target = folder / "model-int8.onnx"

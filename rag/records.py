@@ -360,6 +360,9 @@ class ResearchCell(Record):
     covered: bool = False
     closest: str | None = None
     score: float = 0.0  # the verifier's probability that `closest` answers the column
+    # With a model backend, the quote said short ("MoH: 50-90% of heads"), kept only where the
+    # quote bears it out (`rag.answering.research.checked_paraphrase`).
+    paraphrase: str | None = None
 
 
 class ResearchRow(Record):
@@ -374,6 +377,9 @@ class ResearchTable(Record):
 
     columns: tuple[str, ...]
     rows: tuple[ResearchRow, ...]
+    # What chose the rows, in words ("papers a collection answer to “…” lists"): shown above the
+    # table, and a column asked in the chat is asked of them.
+    source: str = ""
 
 
 class ExampleQuestion(Record):
@@ -393,15 +399,16 @@ class IngestReport(Record):
 
 
 class MapCluster(Record):
-    """A group of papers on the corpus map (`rag.corpusmap`), named by the words that set its
-    papers apart from the rest of the corpus."""
+    """A group of papers on the corpus map (`rag.corpusmap`): a cluster named by the phrases that
+    set its papers apart from the rest of the corpus, or a category named by itself."""
 
     number: int  # from 1, the largest cluster first
     terms: tuple[str, ...]  # the most distinctive first
     size: int
-    # Where its label goes on the map: the median of its papers' places.
+    # Where its label goes on the map: its medoid, one of its own papers' places.
     x: float
     y: float
+    colour: str  # "#rrggbb", none of the map's others alike (a map saved without one is made again)
 
     @property
     def label(self) -> str:
@@ -414,8 +421,8 @@ class MapCluster(Record):
 
     @property
     def name(self) -> str:
-        """The label drawn on the map: two words, so thirty of them stay legible."""
-        return ", ".join(self.terms[:2]) or f"cluster {self.number}"
+        """The label drawn on the map: its first phrase, so thirty of them stay legible."""
+        return self.terms[0] if self.terms else f"cluster {self.number}"
 
     @property
     def question(self) -> str | None:
@@ -439,6 +446,12 @@ class CorpusMap(Record):
     y: tuple[float, ...] = ()
     cluster: tuple[int, ...] = ()  # each paper's MapCluster.number
     clusters: tuple[MapCluster, ...] = ()
+    by_category: bool = False  # the groups are the corpus's categories, not clusters
+
+    @property
+    def kind(self) -> str:
+        """What a group is called: "cluster" or "category"."""
+        return "category" if self.by_category else "cluster"
 
     @model_validator(mode="after")
     def _columns_agree(self) -> CorpusMap:

@@ -64,7 +64,10 @@ def read_report(path: Path) -> EvalReport:
     try:
         return EvalReport.model_validate_json(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise PaperChatError(f"{file}: no such report", hint="pass a folder under eval/reports/ or its report.json") from None
+        raise PaperChatError(
+            f"{file}: no such report",
+            hint="pass a report folder (under <data dir>/eval-reports/ unless --out said otherwise) or its report.json",
+        ) from None
     except ValueError as exc:
         raise PaperChatError(f"{file} is not a PaperChat report: {exc}", hint="was it written by paperchat eval?") from None
 
@@ -80,6 +83,21 @@ def incomplete(report: EvalReport) -> str:
     return (
         f"stopped early ({report.stopped}): {scored} of {total} questions scored, "
         f"{report.failed} failed, {len(report.unasked)} not asked"
+    )
+
+
+def agreement_text(report: EvalReport) -> str:
+    """The two judges' agreement in a sentence (report.md, `paperchat eval`, the Evaluate page);
+    "" for a run with one judge."""
+    a = report.judge_agreement
+    if not a:
+        return ""
+    if not a["pairs"]:
+        # Agreement and kappa over no decisions are no figures at all, not zeros.
+        return "Judge agreement (LLM vs offline similarity judge): no support decision was made by both, so nothing to compare."
+    return (
+        f"Judge agreement (LLM vs offline similarity judge) on {int(a['pairs'])} support decisions: "
+        f"{a['agreement']:.3f} raw, Cohen's kappa {a['kappa']:.3f}."
     )
 
 
@@ -113,12 +131,7 @@ def markdown(report: EvalReport) -> str:
         lines += [f"| {label(m)} | {v:.3f} |" for m, v in report.alternative_metrics.items()]
         lines.append("")
     if report.judge_agreement:
-        a = report.judge_agreement
-        lines += [
-            f"Judge agreement (LLM vs offline similarity judge) on {int(a['pairs'])} support decisions: "
-            f"{a['agreement']:.3f} raw, Cohen's kappa {a['kappa']:.3f}.",
-            "",
-        ]
+        lines += [agreement_text(report), ""]
     if len(report.by_type) > 1:
         names = [m for m in report.metrics if any(m in t for t in report.by_type.values())]
         header = " | ".join(label(m) for m in names)

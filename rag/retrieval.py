@@ -4,7 +4,7 @@ Results are papers, not chunks: a paper's chunks count once (its best chunk stan
 the top-k is k distinct papers. Scores, not ranks, are fused: reciprocal rank fusion gives a
 confident BM25 top hit (a title's rare words) the same lead as a near tie, and fell below BM25
 alone on known-item queries; the score sum stays above both sides on every set measured
-(`bench/README.md`, "Fusion").
+(`docs/benchmarks.md`, "Fusion").
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
@@ -83,7 +84,7 @@ class Settings(BaseSettings):
     chroma_url: str | None = None
     # Seconds a write to the embedded index (an ingest, an upload, a removal) waits for another
     # process writing to it (rag.locking) before it gives up with "index busy". Ten minutes sees
-    # out an ingest or upload of some 6,000 papers (10-11 papers/s, README "How it works"); a
+    # out an ingest or upload of some 6,000 papers (10-11 papers/s, docs/architecture.md); a
     # longer wait would leave the app's page or a script hanging with no end in sight. 0: at once.
     lock_timeout: float = Field(default=600.0, ge=0)
 
@@ -116,6 +117,11 @@ class Settings(BaseSettings):
     max_retries: int = Field(default=2, ge=0, le=10)
     # A model's answer stops here whatever the server's default: small models loop otherwise.
     max_answer_tokens: int = Field(default=600, ge=16)
+    # A question's length, in characters: a question is a few sentences (the longest of the
+    # question sets is 234 characters), and 4,000 leaves room for a pasted abstract (the bundled
+    # ones are 1,553 characters at most). Longer is a document pasted by mistake, which would be sent to
+    # the model whole and said back whole in a decline.
+    max_question_chars: int = Field(default=4000, ge=1)
     # How many papers a collection or comparison question considers before its relevance bar.
     collection_depth: int = Field(default=30, ge=1)
 
@@ -139,12 +145,12 @@ class Settings(BaseSettings):
     # abstracts (the scale corpus is 22.8 MB as JSONL). Streamlit's server.maxUploadSize (200)
     # caps it too. `paperchat ingest` has no such cap: it streams a file of any size.
     max_upload_mb: int = Field(default=50, ge=1)
-    # Records in one upload: the app indexes while its user waits, at 10-11 papers/s (README,
-    # "How it works"), so 20,000 is about half an hour; a larger corpus is for `paperchat ingest`.
+    # Records in one upload: the app indexes while its user waits, at 10-11 papers/s
+    # (docs/architecture.md), so 20,000 is about half an hour; a larger corpus is for `paperchat ingest`.
     max_upload_records: int = Field(default=20_000, ge=1)
     # The weights of the dense and BM25 scores in the fusion (rag.retrieval.score_fusion). On the
     # calibration halves dense shares of 0.4-0.6 score within 0.006 nDCG@10 of each other; equal
-    # weights are the middle (bench/README.md, "Fusion").
+    # weights are the middle (docs/benchmarks.md, "Fusion").
     dense_weight: float = Field(default=1.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     candidates: int = Field(default=50, ge=1)
@@ -164,8 +170,9 @@ class Settings(BaseSettings):
     # eval/calibrate_answerability.py on the calibration halves of the question sets.
     min_relevance: float = 0.33
     threads: int = Field(default_factory=lambda: os.cpu_count() or 1)
-    # Where `paperchat eval` and the Evaluate page write their run folders.
-    reports_dir: Path = Path(__file__).resolve().parents[1] / "eval" / "reports"
+    # Where `paperchat eval` and the Evaluate page write their run folders: the user's, beside
+    # their index and conversations, as the project's tree is not theirs (nor writable, installed).
+    reports_dir: Path = Field(default_factory=lambda data: data["data_dir"] / "eval-reports")
     # An evaluation run stops after this many failed questions in a row. In a row, not in all: a
     # server that drops one request in fifty should not end a long run, while one that is down
     # fails every question from then on, and a few in a row tell that apart from bad luck.
@@ -179,10 +186,12 @@ class Settings(BaseSettings):
             problems = [
                 f"{_source(str(e['loc'][0]), values, files)} is {e['input']!r}: {e['msg'].replace('Input should', 'it should')}"
                 for e in exc.errors()
+                # A default made from a bad setting (reports_dir from data_dir) is not a problem of its own.
+                if e["type"] != "default_factory_not_called"
             ]
             raise ConfigError(
                 "bad setting: " + "; ".join(problems),
-                hint="fix or unset it (the README's Settings section lists them all)",
+                hint="fix or unset it (docs/settings.md lists them all)",
             ) from None
 
     @classmethod
@@ -217,10 +226,52 @@ class Settings(BaseSettings):
 
     @property
     def openai_server(self) -> str:
-        return self.openai_base_url or "api.openai.com"
+        """The server as it may be shown or saved (`redact_url`)."""
+        return redact_url(self.openai_base_url) if self.openai_base_url else "api.openai.com"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What no message may hold: the API key and the credentials in OPENAI_BASE_URL."""
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
+        return tuple(s for s in (key, *url_credentials(self.openai_base_url or "")) if s)
 
     @property
     def openai_client_key(self) -> str:
         # The client insists on a key even where the server wants none.
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
         return key or "not-needed"
+
+
+# What a redacted credential reads as.
+HIDDEN = "***"
+
+
+def _query_parts(query: str) -> list[tuple[str, str]]:
+    """Each `name=value` of a URL's query as (name, value); a part without `=` is a bare value."""
+    parts = [p.partition("=") for p in query.split("&") if p]
+    return [(name, value) if sep else ("", name) for name, sep, value in parts]
+
+
+def url_credentials(url: str) -> tuple[str, ...]:
+    """The credentials a URL may carry: its password (or, with none, its user name, which is then
+    often a token) and every query value, as gateways take keys by names of their own
+    (`api_key`, `key`, `token`, `sig`), so none is known to be harmless."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return (url,)
+    user = parts.password or parts.username
+    return tuple(s for s in (user, *(value for _, value in _query_parts(parts.query))) if s)
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be printed or written into a report, its credentials (`url_credentials`)
+    hidden: `http://user:PASSWORD@host/v1?api_key=K` becomes `http://***@host/v1?api_key=***`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a URL that cannot be read, not shown)"
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"{HIDDEN}@{host}" if "@" in parts.netloc else host
+    query = "&".join(f"{name}={HIDDEN}" if name else HIDDEN for name, _ in _query_parts(parts.query))
+    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))

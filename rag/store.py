@@ -337,6 +337,14 @@ class Index:
         ids = [pid for place, pids in self.catalog.places.items() if filters.admits_place(*place) for pid in pids]
         return [pid for pid in ids if filters.admits_authors(facets[pid][2])] if filters.author else ids
 
+    def scope_summary(self, filters: Filters) -> str:
+        """What a question under `filters` is asked of: the papers they leave out of the whole
+        ("1 of 20 ICML 2025 papers"), or the whole index's summary when no filter is set."""
+        stats = self.stats()
+        if not filters.active or not stats.papers:
+            return stats.summary
+        return f"{len(self.matching(filters)):,} of {stats.summary}"
+
     @property
     def catalog(self) -> Catalog:
         """This generation's catalog (`rag.catalog`): saved with the generation, or made from the

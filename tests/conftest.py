@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import hypothesis
@@ -124,7 +126,8 @@ def server(tmp_path_factory, embeddings):
     pytest.importorskip("playwright", reason="playwright is in the dev extra (make install)")
     data_dir = tmp_path_factory.mktemp("browser-index")
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
-    with serve(data_dir) as ui:
+    # Up in seconds; the bound, far above that on a busy machine, only ends a server that hangs.
+    with serve(data_dir, wait_s=300) as ui:
         yield ui
 
 
@@ -256,13 +259,39 @@ def kill(child: subprocess.Popen) -> None:
     child.communicate()
 
 
+def wait_for(child: subprocess.Popen, what: str, happened: Callable[[], bool]) -> None:
+    """Return once `happened()` (something `child` wrote), while `child` runs; fail if it ends first."""
+    # A bound far above need, only so that a hung child fails the test: the longest wait here,
+    # an ingest of 300 papers, takes about a minute on a two-core machine busy with other work.
+    deadline = time.monotonic() + 900
+    while not happened():
+        if child.poll() is not None:
+            pytest.fail(f"paperchat ended before {what}: {child.communicate()[1][-2000:]}")
+        assert time.monotonic() < deadline, f"not {what} after 900 s"
+        time.sleep(0.01)
+
+
+def sentences_stored(data_dir) -> int:
+    """How many papers' sentences the index in `data_dir` holds. An ingest stores a batch's
+    sentences (in one transaction) before it embeds the batch's chunks, so the count tells which
+    batch it is writing."""
+    found = sorted((Path(data_dir) / "texts").glob("**/vectors.sqlite3"))
+    if not found:
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{found[0]}?mode=ro", uri=True, timeout=60)) as db:
+            return db.execute("SELECT count(*) FROM papers").fetchone()[0]
+    except sqlite3.Error:  # being made: no table yet
+        return 0
+
+
 _HOLDER = """
-import sys, time
+import signal, sys
 from pathlib import Path
 from rag.locking import WriteLock
 with WriteLock(Path(sys.argv[1]), "index", timeout=0).held():
     print("held", flush=True)
-    time.sleep(300)
+    signal.pause()  # until killed: a timed hold could end before a slow test's block does
 """
 
 
@@ -285,21 +314,17 @@ def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) ->
     Returns the papers written before the kill, `stats --json` after the rerun, and the chunks
     the 600 papers make."""
     import json
-    import time
 
     from rag.chunking import chunk_paper
 
-    # 600 papers: three ingest batches, so the kill lands mid-ingest.
+    # 600 papers: three ingest batches of 256. Killed once the second batch's sentences are
+    # stored: the first batch is written, the second's chunks are being embedded.
     corpus = tmp_path / "many.jsonl"
     papers = variant_corpus(corpus, range(30))
     child = start_cli(data_dir, "ingest", str(corpus), env=env)
-    deadline = time.monotonic() + 240
-    while True:
-        written = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)["papers"]
-        if written or child.poll() is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    wait_for(child, "the second batch's sentences were stored", lambda: sentences_stored(data_dir) > 256)
     kill(child)
+    written = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)["papers"]
     run_cli(data_dir, "ingest", str(corpus), env=env)
     stats = json.loads(run_cli(data_dir, "stats", "--json", env=env).stdout)
     return written, stats, sum(len(chunk_paper(p)) for p in papers)

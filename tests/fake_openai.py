@@ -402,7 +402,8 @@ class FakeOpenAI:
     ``reply`` is the assistant text for chat completions, or a callable taking the request body
     (a dict) and returning it, or an HTTP status (an ``int``) to fail that request with. ``status`` != 200 makes every endpoint fail with that status and
     ``error_body`` (default: an OpenAI-style error for the status). ``chunk_size`` is the number
-    of characters per streamed content delta.
+    of characters per streamed content delta. Like some compatible servers, it ignores
+    ``max_tokens``: the reply streams whole, however long (the tests of our own cap rely on it).
     """
 
     def __init__(
@@ -456,11 +457,13 @@ class FakeOpenAI:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        # They end as soon as they run again; the bound, far above that on a busy machine, only
+        # keeps a hung handler from hanging the tests (test_server_stops_on_exit counts them).
         for _, handler_thread in open_conns:
-            handler_thread.join(timeout=2)
+            handler_thread.join(timeout=60)
         server.server_close()
         if self._thread is not None:
-            self._thread.join(timeout=2)
+            self._thread.join(timeout=60)
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()

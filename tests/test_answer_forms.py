@@ -120,3 +120,12 @@ def test_a_comparison_is_a_table_whose_cells_are_cited_or_say_not_reported(assis
 def test_a_comparison_of_one_paper_is_an_answer_about_it(assistant):
     answer = assistant.ask("Compare MoH with itself")
     assert answer.form == "answer" and answer.cited_sources[0].paper.short_name == "MoH"
+
+
+def test_a_declines_closest_papers_are_the_rankings_first_in_order_of_similarity(assistant):
+    # The ranking puts them at similarities 0.27, 0.29, 0.30: shown the other way round.
+    answer = assistant.ask("Which papers study federated learning with differential privacy guarantees?")
+    shown = [answer.relevance_of(s.paper.id).similarity for s in answer.closest]
+    assert len(shown) == 3 and shown == sorted(shown, reverse=True)
+    assert {s.paper.id for s in answer.closest} == {r.paper_id for r in answer.relevance[:3]}, "the ranking's first three"
+    assert [s.number for s in answer.closest] == [1, 2, 3], "numbered as shown: [2] is the second a reader sees"

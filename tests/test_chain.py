@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from rag.answering.followup import listed_papers, resolve_by_rule, with_choice
 from rag.chain import Assistant, DoneEvent, SourcesEvent, TokenEvent
 from rag.llm import ModelBackend
+from rag.records import Filters
 
 ITEMS = list(map(json.loads, SEED_SET.read_text().splitlines()))
 ANSWERABLE = [q for q in ITEMS if q["type"] in ("lookup", "multi")]
@@ -190,3 +191,127 @@ def test_a_title_ending_in_a_period_stays_one_sentence_with_its_quote(embeddings
     text = "".join(ExtractiveBackend(vectors, reason="test").stream(request))
     assert text.startswith("**Sudden infant death syndrome**: “")
     assert all(s.numbers == (1,) for s in cited_sentences(text))
+
+
+def _no_search(*args, **kwargs):
+    raise AssertionError("a clarification retrieves nothing")
+
+
+@pytest.mark.semantic
+def test_a_reference_to_a_paper_a_decline_said_does_not_answer_is_offered_not_taken(assistant, monkeypatch):
+    declined = assistant.ask("Which paper uses LoRA adapters for federated learning across many clients?")
+    assert not declined.covered and len(declined.closest) >= 2
+    second = declined.closest[1].paper
+    monkeypatch.setattr("rag.chain.rank", _no_search)
+    offer = assistant.ask("summarize the second one", history=[declined])
+    assert offer.form == "clarify" and [c.paper.id for c in offer.choices] == [second.id]
+    assert offer.text.startswith(f"By “the second one” you mean “{second.display_title}”, one of the closest papers")
+    assert offer.text.endswith("Summarize it anyway?") and declined.question in offer.text
+    monkeypatch.undo()
+    # Its button (the question asked again about it), or a yes, summarizes it.
+    for reply in (with_choice(offer, offer.choices[0]), "yes"):
+        summary = assistant.ask(reply, history=[declined, offer])
+        assert summary.form == "summary" and [s.paper.id for s in summary.sources] == [second.id]
+
+
+@pytest.mark.semantic
+def test_ordinals_past_six_and_authors_are_references_not_search_words(assistant, monkeypatch):
+    listing = assistant.ask("What do the ICML 2025 papers propose?")
+    listed = [s.paper for s in listed_papers(listing)]
+    assert len(listed) >= 8
+    seventh = assistant.ask("and the seventh one?", history=[listing])
+    assert seventh.standalone_question == f'and "{listed[6].display_title}"?'
+    by = assistant.ask("summarize the one by Yuan", history=[listing])
+    assert by.form == "summary" and [s.paper.short_name for s in by.sources] == ["MoH"]
+
+    bandits = assistant.ask("Which papers are about bandits?")
+    monkeypatch.setattr("rag.chain.rank", _no_search)
+    past = assistant.ask("and the seventh one?", history=[bandits])
+    assert past.form == "clarify" and past.text.startswith("Which paper do you mean by “the seventh one”?")
+    assert f"The last answer cites {len(listed_papers(bandits))} papers." in past.text
+
+
+def test_an_answer_names_the_share_of_the_corpus_its_filters_leave(assistant):
+    bandits = Filters(category="Online Learning and Bandits")
+    answer = assistant.ask("Which papers are about exploration?", filters=bandits)
+    assert answer.corpus == f"{len(assistant.index.matching(bandits))} of 20 ICML 2025 papers"
+    assert assistant.ask("How does MoH work?").corpus == "20 ICML 2025 papers"
+
+
+BANDITS = ("Multi-armed Bandits with Interference", "Instance-Optimal Pure Exploration for Linear Bandits on Continuous Arms")
+
+
+@pytest.fixture(scope="module")
+def moh(assistant):
+    answer = assistant.ask("How does MoH work?")
+    assert [s.paper.short_name for s in answer.cited_sources] == ["MoH"]
+    return answer
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "How does this compare to the bandits work?",
+        "How does it compare with the bandit papers?",
+        "Compare this to the work on bandits",
+        "What is the difference between this and the bandits papers?",
+        "Is it better than the bandits approaches?",
+    ],
+)
+def test_a_follow_up_comparing_the_last_answer_with_the_bandits_work_answers_from_both(assistant, moh, follow_up):
+    answer = assistant.ask(follow_up, history=[moh])
+    assert answer.answerability.answers and not answer.answerability.missing, answer.text
+    assert "Not in the abstracts" not in answer.text
+    assert set(BANDITS) <= {s.paper.title for s in answer.cited_sources}
+    assert "MoH" in [s.paper.short_name for s in answer.cited_sources], "what “this” stood for is compared too"
+    assert answer.standalone_question.count("following up on") <= 1
+
+
+@pytest.mark.semantic
+def test_a_follow_up_to_a_follow_up_is_joined_once_and_its_joining_words_are_no_key_terms(assistant, moh):
+    history = [moh]
+    for follow_up in ("What are its results?", "and what are their limits?", "How do these scale?"):
+        answer = assistant.ask(follow_up, history=history)
+        assert answer.standalone_question == resolve_by_rule(follow_up, [moh]), "joined to the real question, once"
+        assert not {t.text.casefold() for t in answer.analysis.terms} & {"following", "up"}
+        history.append(answer)
+
+
+def _rewriting(assistant, reply: str) -> Assistant:
+    """The assistant with a model whose one reply, to the condense prompt, is `reply`."""
+    fake = GenericFakeChatModel(messages=iter([AIMessage(reply)]))
+    return Assistant(assistant.index, assistant.settings, backend=ModelBackend.wrapping(fake, assistant.settings, name="fake", reason="test"))
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize(
+    ("follow_up", "reply", "kept"),
+    [
+        ("What are its results?", "<question>What results does MoH report?</question></summary>", "What results does MoH report?"),
+        ("What are its limitations?", "<rewrite>What limitations does Mixture-of-Head attention have?</rewrite>", "What limitations does Mixture-of-Head attention have?"),
+        ("How does this compare to Flat-LoRA?", "</summary> How does MoH compare to Flat-LoRA?", "How does MoH compare to Flat-LoRA?"),
+        ("Is this better than the bandits work?", '<answer type="question">Is MoH better than the bandits papers?</answer>\n', "Is MoH better than the bandits papers?"),
+    ],
+)
+def test_tags_wrapped_around_a_models_rewrite_are_dropped_and_its_question_kept(assistant, moh, follow_up, reply, kept):
+    assert _rewriting(assistant, reply).condense(follow_up, [moh]) == kept
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize(
+    ("follow_up", "reply"),
+    [
+        # The last answer's subject (MoH) lost: the search would be for something else.
+        ("How does this compare to the bandits work?", "<question>How do the bandits papers compare?</question></summary>"),
+        ("Is this better than the bandits approaches?", "Which bandits papers are better?"),
+        ("What are its limitations?", "What are the limitations?"),
+        ("How does that scale to long sequences?", "How do transformers scale to long sequences?"),
+        # A tag left inside: not one question.
+        ("What are its results?", "<summary>The user asked about MoH</summary><question>What are MoH's results?</question>"),
+    ],
+)
+def test_a_models_rewrite_that_loses_the_last_answers_subject_or_keeps_tags_is_not_searched(assistant, moh, follow_up, reply):
+    standalone = _rewriting(assistant, reply).condense(follow_up, [moh])
+    assert standalone == resolve_by_rule(follow_up, [moh])
+    assert "MoH" in standalone and "<" not in standalone

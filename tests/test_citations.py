@@ -13,6 +13,7 @@ from rag.citations import (
     find_citation_markers,
     find_support,
     strip_citations,
+    uncited_claims,
 )
 from rag.records import Paper, Source
 
@@ -430,3 +431,12 @@ def test_citation_tips_give_each_cited_papers_title_and_supporting_sentence():
     )
     tips = citation_tips(answer)
     assert tips == {1: "MoH: Mixture-of-Head 𝒪(1) Attention — “MoH routes tokens to heads.”", 2: "Flat-LoRA"}
+
+
+def test_uncited_claims_hold_a_sentence_whose_only_citation_was_held_back():
+    # The stream guard cuts "[9]" before it is shown: the sentence is left with nothing to say it
+    # is unsupported, unless it is found among the claims that cite nothing.
+    report = check_citations(f"{FLAT_LORA.split('.')[0]} [1]. Heads are experts [9]. It wins [1, 9].", SOURCES)
+    assert report.invalid == (9,)
+    assert uncited_claims(report.text) == ["Heads are experts."]
+    assert uncited_claims("Flat-LoRA seeks flat regions [1]. So does MoH [2].") == []

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import PAPERS, shared_file
 from conftest import run_cli as run
+from fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.slow
 
@@ -183,3 +185,86 @@ def test_the_eval_command_offers_every_retriever():
 
     (option,) = [p for p in eval_.params if p.name == "retriever"]
     assert tuple(option.type.choices) == RETRIEVERS
+
+
+# --- hostile text: corpus and model text is shown as written, never acted on ---------------------
+
+BRACKET_URL = "https://example.org/view?ids[]=42"
+HOSTILE = [
+    {"id": "brk-1", "title": "Bracket Link Routing", "authors": ["A"],
+     "abstract": "We propose bracket link routing and halve training cost.", "url": BRACKET_URL},
+    # Text hidden (ESC[8m), the screen cleared (ESC[2J, 8-bit CSI), the window title set (OSC 0), a
+    # link whose address is not shown (OSC 8, ended by ESC\ or BEL), a bell.
+    {"id": "esc-1", "title": "Hidden \x1b[8mSecret\x1b[0m Routing \x1b]0;window title\x07Networks",
+     "authors": ["Eve \x1b[2J\x1b[HSmith"], "category": "cs.\x1b]8;;http://evil.example\x1b\\LG\x1b]8;;\x1b\\",
+     "abstract": "We propose \x1b]8;;http://evil.example\x07sequence gated routing\x1b]8;;\x07, which "
+                 "\x9b2Jreduces memory by \x07half.", "url": "https://example.org/esc"},
+]
+# What a terminal acts on: every control character but the line break and the tab.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@pytest.fixture(scope="module")
+def hostile_index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile")
+    corpus = folder / "hostile.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in HOSTILE), encoding="utf-8")
+    run(folder / "index", "ingest", str(PAPERS), str(corpus))
+    return folder / "index"
+
+
+def model_env(server: FakeOpenAI) -> dict[str, str]:
+    return {"PAPERCHAT_BACKEND": "openai", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url,
+            "PAPERCHAT_OPENAI_MODEL": "fake"}
+
+
+def test_a_link_holding_brackets_is_shown_in_search_ask_chat_and_export(hostile_index, tmp_path):
+    found = run(hostile_index, "search", "bracket link routing")
+    assert "[1] Bracket Link Routing" in found.stdout and BRACKET_URL in found.stdout
+    exported = tmp_path / "answer.md"
+    asked = run(hostile_index, "ask", "What does bracket link routing halve?", "--export", str(exported))
+    assert BRACKET_URL in asked.stdout and BRACKET_URL in exported.read_text(encoding="utf-8")
+    # The session goes on past an answer citing it.
+    chat = run(hostile_index, "chat", input="What does bracket link routing halve?\nWhat is bracket link routing?\n")
+    assert chat.stdout.count(BRACKET_URL) >= 2, chat.stdout
+    assert "Traceback" not in found.stderr + asked.stderr + chat.stderr
+
+
+@pytest.mark.usefixtures("no_proxy")
+def test_terminal_escapes_in_the_corpus_and_a_models_text_never_reach_the_terminal(hostile_index):
+    question = "What does sequence gated routing reduce?"
+    done = {name: run(hostile_index, *command) for name, command in (
+        ("search", ["search", "sequence gated routing"]),
+        ("ask", ["ask", question]),
+    )}
+    reply = "Sequence gated routing \x1b[8mhides\x1b[0m nothing \x1b]0;window title\x07and halves memory [1]."
+    with FakeOpenAI(reply=lambda body: reply, chunk_size=5) as server:
+        done["model"] = run(hostile_index, "ask", question, env=model_env(server))
+    for name, result in done.items():
+        shown = result.stdout + result.stderr
+        assert not CONTROL.search(shown), f"{name}: {CONTROL.findall(shown)} in {shown!r}"
+    assert "Hidden Secret Routing Networks" in done["search"].stdout and "Eve Smith · cs.LG" in done["search"].stdout
+    assert "sequence gated routing" in done["search"].stdout and "reduces memory by half" in done["ask"].stdout
+    assert "hides" in done["model"].stdout and "and halves memory" in done["model"].stdout
+
+
+@pytest.mark.usefixtures("no_proxy")
+def test_the_terminal_marks_unsupported_and_held_back_sentences_as_the_export_does(hostile_index, tmp_path):
+    # [1] is the MoH paper, which says nothing of switchbacks; [99] names no retrieved paper and is
+    # cut before it is shown, leaving its sentence citing nothing.
+    reply = "Switchback policies have high variance [1]. Heads are experts [99]."
+    exported = tmp_path / "answer.md"
+    with FakeOpenAI(reply=lambda body: reply) as server:
+        done = run(hostile_index, "ask", "How does MoH make attention cheaper?", "--export", str(exported), env=model_env(server))
+    marked = [line for line in done.stdout.splitlines() if "(unsupported)" in line]
+    assert any("“Switchback policies have high variance.” [1] (unsupported)" in line for line in marked), done.stdout
+    assert any("“Heads are experts.” (unsupported)" in line and "[99]" in line for line in marked), done.stdout
+    assert "Switchback policies have high variance [1] *(unsupported)*" in exported.read_text(encoding="utf-8")
+
+
+def test_an_ingest_whose_output_is_not_a_terminal_says_its_progress_in_plain_lines(tmp_path):
+    # Captured, stderr is no terminal: no bar can be drawn, so plain lines say where it is.
+    done = run(tmp_path / "index", "ingest", str(PAPERS))
+    lines = [line for line in done.stderr.splitlines() if line.startswith(f"indexing {PAPERS.name}: ")]
+    assert lines[0] == f"indexing {PAPERS.name}: 0/20", done.stderr
+    assert re.fullmatch(rf"indexing {PAPERS.name}: 20/20, \d+\.\d/s", lines[-1]), lines

@@ -23,6 +23,9 @@ from rag.records import (
     Paper,
     QuestionAnalysis,
     QuestionType,
+    ResearchCell,
+    ResearchRow,
+    ResearchTable,
     Source,
     TableCell,
     TableRow,
@@ -268,3 +271,73 @@ def test_a_turn_added_moves_updated_and_keeps_the_rest():
     assert (later.id, later.title, later.created) == (first.id, first.title, first.created)
     assert later.updated == T0 + timedelta(seconds=1) and len(later.turns) == 2
     assert isinstance(later, Conversation) and first.turns == (answer(),)
+
+
+def _table(source: str = "Which papers make attention cheaper?") -> ResearchTable:
+    cell = ResearchCell(quote="We route tokens to heads.", covered=True, closest="We route tokens to heads.", score=0.8)
+    return ResearchTable(columns=("method",), rows=(ResearchRow(paper_id="moh", title="MoH", cells=(cell,)),), source=source)
+
+
+def test_a_table_is_kept_with_its_conversation_and_read_back_whole(store):
+    first = store.add_turn(answer(), now=datetime(2026, 12, 1, 9, tzinfo=UTC))
+    saved = store.save_table(_table(), to=first.id, now=datetime(2026, 12, 1, 10, tzinfo=UTC))
+    reopened = ConversationStore(store.folder).load(first.id)
+    assert reopened.table == _table() and reopened.turns == first.turns
+    assert saved.updated == reopened.updated == datetime(2026, 12, 1, 10, tzinfo=UTC)
+    # A turn added later keeps the table.
+    store.add_turn(answer("And the second?"), to=first.id)
+    assert store.load(first.id).table == _table()
+
+
+def test_a_table_with_no_open_conversation_starts_one_titled_by_its_rows(store):
+    saved = store.save_table(_table("Which papers release code?"))
+    assert saved.title == "Table: Which papers release code?" and saved.turns == ()
+    assert [c.id for c in store.list().conversations] == [saved.id]
+    # A deleted conversation's table starts a new one rather than failing.
+    store.delete(saved.id)
+    again = store.save_table(_table(), to=saved.id)
+    assert again.id != saved.id and store.load(again.id).table == _table()
+
+
+def test_a_file_from_before_tables_reads_with_none(store):
+    first = store.add_turn(answer())
+    path = store.path(first.id)
+    data = json.loads(path.read_text())
+    del data["table"]
+    path.write_text(json.dumps(data))
+    assert store.load(first.id).table is None
+
+
+def test_a_row_is_dated_by_its_last_turn_today_as_a_time_else_as_a_day():
+    from zoneinfo import ZoneInfo
+
+    from rag.conversations import when
+
+    now = datetime(2026, 12, 5, 14, 30, tzinfo=UTC)
+    assert when(datetime(2026, 12, 5, 14, 2, tzinfo=UTC), now) == "14:02"
+    assert when(datetime(2026, 12, 4, 23, 59, tzinfo=UTC), now) == "Dec 4"
+    assert when(datetime(2025, 12, 5, 14, 2, tzinfo=UTC), now) == "Dec 5, 2025"
+    # In the reader's zone: 23:30 UTC on Dec 4 is already Dec 5 in Berlin, so today.
+    berlin = now.astimezone(ZoneInfo("Europe/Berlin"))
+    assert when(datetime(2026, 12, 4, 23, 30, tzinfo=UTC), berlin) == "00:30"
+
+
+def test_rows_of_one_title_are_told_apart_by_their_time_then_by_a_number():
+    from rag.conversations import ConversationSummary, row_dates
+
+    def row(id: str, title: str, updated: datetime) -> ConversationSummary:
+        return ConversationSummary(id=id, title=title, updated=updated, turns=1)
+
+    now = datetime(2026, 12, 5, 18, 0, tzinfo=UTC)
+    rows = [
+        row("e", "Bandits?", datetime(2026, 12, 5, 14, 2, 40, tzinfo=UTC)),
+        row("d", "Bandits?", datetime(2026, 12, 5, 14, 2, 10, tzinfo=UTC)),
+        row("c", "Attention?", datetime(2026, 12, 3, 11, 0, tzinfo=UTC)),
+        row("b", "Bandits?", datetime(2026, 12, 3, 10, 15, tzinfo=UTC)),
+        row("a", "Bandits?", datetime(2026, 12, 3, 9, 5, tzinfo=UTC)),
+    ]
+    dates = row_dates(rows, now)
+    assert dates == ["14:02 (2)", "14:02 (1)", "Dec 3", "Dec 3, 10:15", "Dec 3, 09:05"]
+    assert len({(r.title, d) for r, d in zip(rows, dates, strict=True)}) == len(rows), "no two rows read alike"
+    # A title of its own keeps the short date.
+    assert row_dates(rows[2:4], now) == ["Dec 3", "Dec 3"]

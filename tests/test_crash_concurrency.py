@@ -1,6 +1,6 @@
 """Crash safety and concurrent writers of the embedded index.
 
-`paperchat ingest` SIGKILLed at random points leaves every paper whole or absent, in the table and
+`paperchat ingest` SIGKILLed in each of its stages leaves every paper whole or absent, in the table and
 in the catalog alike, and a rerun completes it exactly. Two writers never write at once: the second
 waits for the first (saying so) or gives up with "index busy"; readers are never held up; a killed
 writer holds nothing up. A process that read or wrote the store before another process wrote to it
@@ -9,17 +9,13 @@ reads and writes what that process wrote.
 
 from __future__ import annotations
 
-import random
-import sqlite3
 import subprocess
 import sys
-import time
-from contextlib import ExitStack, closing
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, kill, run_cli, start_cli, variant_corpus, writer_holding
+from conftest import ROOT, kill, run_cli, sentences_stored, start_cli, variant_corpus, wait_for, writer_holding
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from rag.chunking import chunk_paper
@@ -40,10 +36,7 @@ def _lock(data_dir: Path) -> WriteLock:
 
 def _held_by(data_dir: Path, child: subprocess.Popen) -> None:
     """Return once `child` holds the write lock."""
-    deadline = time.monotonic() + 120
-    while _lock(data_dir).holder() != child.pid:
-        assert child.poll() is None and time.monotonic() < deadline, "the writer never took the lock"
-        time.sleep(0.05)
+    wait_for(child, "it took the write lock", lambda: _lock(data_dir).holder() == child.pid)
 
 
 def _check(index: Index, papers: list[Paper]) -> set[str]:
@@ -73,55 +66,96 @@ def _check(index: Index, papers: list[Paper]) -> set[str]:
     return table
 
 
-def _kill_after(child: subprocess.Popen, store: Path, writes: int, seconds: float) -> bool:
-    """SIGKILL `child` `seconds` after its `writes`-th commit to the sentence store `store` (0:
-    after it started); False if it finished first. Counted, not timed from the start, as a
-    loaded machine takes many seconds to start an ingest."""
-    seen, since = 0, time.monotonic()
-    with ExitStack() as stack:
-        db = version = None
-        while seen < writes or time.monotonic() - since < seconds:
-            if child.poll() is not None:
-                return False
-            if db is None and writes and store.exists():
-                db = stack.enter_context(closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)))
-            if db is not None and seen < writes:
-                # Changes when another connection commits: this one only reads.
-                now = db.execute("PRAGMA data_version").fetchone()[0]
-                if version is not None and now != version:
-                    seen, since = seen + 1, time.monotonic()
-                version = now
-            time.sleep(0.02)
-    kill(child)
-    return True
+class _Ingest:
+    """A `paperchat ingest` of 20-paper files, started in `data_dir`, and the events of its run,
+    read from the files it writes."""
+
+    def __init__(self, data_dir: Path, files: list[Path], env: dict[str, str]) -> None:
+        self.data_dir = data_dir
+        self.sentences = sentences_stored(data_dir)  # papers' sentences stored before it ran
+        self.catalogs_before = self._saved_catalogs()
+        self.catalogs: set[str] = set()  # saved by this run
+        self.files = self.catalogs_wanted = 0
+        self.child = start_cli(data_dir, "ingest", *map(str, files), env=env)
+
+    def _saved_catalogs(self) -> set[str]:
+        folder = self.data_dir / "catalog" / "papers"
+        return {p.name for p in folder.iterdir() if not p.name.endswith(".tmp")} if folder.exists() else set()
+
+    def _chroma_written(self) -> int:
+        # Chroma's SQLite file keeps a rollback journal: a reader's lock could hold its writer up,
+        # so only the file's time is read.
+        store = self.data_dir / "chroma" / "chroma.sqlite3"
+        return store.stat().st_mtime_ns if store.exists() else 0
+
+    def until(self, event: str) -> None:
+        """Return once the next `event` of this run has happened:
+        lock: it holds the write lock: the store is open, the model loaded;
+        sentences: one more file's sentences are stored, its chunks not yet;
+        chroma: it has written to Chroma's store since this was called;
+        catalog: one more file's catalog is saved, its write done."""
+        child = self.child
+        if event == "lock":
+            wait_for(child, "it took the write lock", lambda: _lock(self.data_dir).holder() == child.pid)
+        elif event == "sentences":
+            self.files += 1
+            stored = self.sentences + 20 * self.files
+            wait_for(child, f"{self.files} files' sentences were stored", lambda: sentences_stored(self.data_dir) >= stored)
+        elif event == "chroma":
+            before = self._chroma_written()
+            wait_for(child, "it wrote to Chroma", lambda: self._chroma_written() != before)
+        else:
+            self.catalogs_wanted += 1
+
+            def saved() -> bool:
+                # Polled: a catalog saved and replaced between two looks is missed; the kill lands later.
+                self.catalogs |= self._saved_catalogs() - self.catalogs_before
+                return len(self.catalogs) >= self.catalogs_wanted
+
+            wait_for(child, f"{self.catalogs_wanted} catalogs were saved", saved)
 
 
-def test_an_ingest_killed_at_twelve_random_points_leaves_every_paper_whole_or_absent(tmp_path, embeddings):
-    # 300 papers in 15 files: each file is one ingest (a batch, its stamps, a catalog save). A
-    # kill lands a random time after the start (the model loading, the first file's embedding)
-    # or after the sentences of a file are stored (its chunks' embedding and write, the stamps,
-    # the catalog's save, the next file's embedding).
+# Where each run is killed: at once, or right after the events named, in turn. Each kill lands in
+# the stage after its last event, the last of them in the 10th of the 15 files: no run can finish
+# first. (A file whose sentences a killed run stored is written again without adding to the count.)
+# Measured, the papers indexed after each kill: 0 0 0 40 60 80 100 100 100 140 160 160 180.
+_KILLS: tuple[tuple[str, ...], ...] = (
+    (),  # Python starting, the files read and counted, the model loading
+    ("lock",),  # the first file's lookups and its sentences' embedding
+    ("sentences",),  # its chunks' embedding
+    ("sentences", "chroma"),  # its chunks in Chroma: the stale ones' deletion, the stamps, the catalog's save
+    ("catalog",),  # the next file's lock, lookups and embedding
+    ("lock", "sentences", "chroma", "chroma"),  # later in a file's write
+    ("sentences", "sentences"),
+    (),
+    ("lock",),
+    ("catalog", "catalog"),
+    ("sentences", "chroma"),
+    ("sentences",),
+    ("catalog",),
+)
+
+
+def test_an_ingest_killed_in_each_of_its_stages_leaves_every_paper_whole_or_absent(tmp_path, embeddings):
+    # 300 papers in 15 files: each file is one ingest (the write lock, a batch's sentences, then
+    # its chunks, the stamps, a catalog save). The kills are placed by what the ingest has
+    # written, not by time: a busy machine changes when they land, not where.
     files = [tmp_path / f"part{i:02}.jsonl" for i in range(15)]
     papers = [p for i, path in enumerate(files) for p in variant_corpus(path, [i])]
     data_dir = tmp_path / "index"
     settings = Settings(data_dir=data_dir)
-    store = data_dir / "texts" / "papers" / "vectors.sqlite3"
     # No wait for the lock: a lock a killed run left behind would fail the next run at once.
     env = {"PAPERCHAT_LOCK_TIMEOUT": "0"}
-    rng = random.Random(11)
     sizes: list[int] = []  # papers in the index after each kill
-    runs = 0
-    while len(sizes) < 12:
-        runs += 1
-        assert runs <= 40, f"only {len(sizes)} of 40 runs were killed before they finished"
-        child = start_cli(data_dir, "ingest", *map(str, files), env=env)
-        writes = rng.choice([0, 0, 1, 2])
-        if _kill_after(child, store, writes, rng.uniform(0.0, 4.0) if writes else rng.uniform(0.2, 6.0)):
-            sizes.append(len(_check(Index(settings, embeddings), papers)))
-            continue
-        _, err = child.communicate()
-        assert child.returncode == 0, err
-    # The kills found the corpus at different points: none written, part of it, ...
+    for events in _KILLS:
+        ingest = _Ingest(data_dir, files, env)
+        for event in events:
+            ingest.until(event)
+        kill(ingest.child)
+        sizes.append(len(_check(Index(settings, embeddings), papers)))
+    # No kill lost what an earlier run wrote, and the kills found the corpus at different points:
+    # none written, part of it, ...
+    assert len(sizes) >= 12 and sizes == sorted(sizes), sizes
     assert len(set(sizes)) >= 3 and any(0 < n < len(papers) for n in sizes), sizes
     done = run_cli(data_dir, "ingest", *map(str, files), env=env)
     assert "index busy" not in done.stderr
@@ -167,19 +201,45 @@ def test_a_writer_that_dies_between_writing_and_stamping_leaves_every_paper_whol
     assert _check(Index(plain, fake), papers) == {p.id for p in papers} - {"p3"}
 
 
-def test_two_cli_ingests_at_once_the_second_waits_a_third_is_refused_and_readers_go_on(tmp_path, embeddings):
+_PAUSED_WRITER = """
+import sys
+from pathlib import Path
+from rag.corpus import read_corpus
+from rag.settings import Settings
+from rag.store import Index
+
+def pause(done, total):
+    if done:  # its papers written, its catalog not saved yet, the lock held
+        print("written", flush=True)
+        sys.stdin.readline()
+
+Index.open(Settings(data_dir=sys.argv[1])).ingest(read_corpus(Path(sys.argv[2])), progress=pause)
+"""
+
+
+def test_two_ingests_at_once_the_second_waits_a_third_is_refused_and_readers_go_on(tmp_path, embeddings):
     data_dir = tmp_path / "index"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     # Overlapping files: 80 papers are in both.
     papers = {p.id: p for p in variant_corpus(first, range(0, 12)) + variant_corpus(second, range(8, 16))}
-    a = start_cli(data_dir, "ingest", str(first))
-    _held_by(data_dir, a)
+    # The first writer is `paperchat ingest`'s Index.ingest, paused mid-ingest until told to go on:
+    # what follows finds it writing however fast the machine is.
+    a = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_WRITER, str(data_dir), str(first)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert a.stdout.readline() == "written\n", a.communicate()[1]
     b = start_cli(data_dir, "ingest", str(second))
     busy = run_cli(data_dir, "ingest", str(second), check=False, env={"PAPERCHAT_LOCK_TIMEOUT": "1"})
-    run_cli(data_dir, "stats", "--json")
-    assert a.poll() is None, "the reader waited for the writer to finish"
-    _, a_err = a.communicate()
+    run_cli(data_dir, "stats", "--json")  # a reader: it does not wait for the writer
+    b_said = ""
+    while "waiting for another ingest" not in b_said:  # until the second one waits for the lock
+        line = b.stderr.readline()
+        assert line, b_said
+        b_said += line
+    _, a_err = a.communicate("go on\n")
     _, b_err = b.communicate()
+    b_err = b_said + b_err
     assert (a.returncode, b.returncode) == (0, 0), a_err + b_err
     where = data_dir / "chroma"
     assert f"waiting for another ingest to finish: another paperchat process (pid {a.pid}) is writing to {where}" in b_err

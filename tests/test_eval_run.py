@@ -1,8 +1,10 @@
-"""Whole evaluation runs: the quality gate on the seed set, reports, the LLM judge, the CLI."""
+"""Whole evaluation runs: the quality gate on the seed set, reports, the LLM judge, the CLI, the
+sets offered and where reports go."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import PAPERS, SEED_SET
@@ -10,10 +12,11 @@ from conftest import run_cli as run
 from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant
-from rag.evalsets import load_question_set
+from rag.evalsets import DEFAULT_SET, load_eval_set, load_question_set, question_sets
 from rag.evaluate import KAPPA_BAR, run_eval
 from rag.judges import SimilarityJudge, make_judge
 from rag.report import PLOTS, list_reports, read_report, write_report
+from rag.settings import Settings
 
 # Quality gate: the seed set (76 questions) on the offline extractive backend. Each bar sits a
 # small margin under the figure measured when it was set (2026-12-03), so a change that makes
@@ -51,7 +54,9 @@ def test_quality_gate_on_the_seed_set(seed_report):
 @pytest.mark.parametrize("name", FORM_GATES)
 def test_quality_gate_on_the_answer_forms(seed_index, name):
     assistant = Assistant(seed_index, seed_index.settings)
-    report = run_eval(assistant, load_question_set(SEED_SET.parent / f"{name}.jsonl", split="report"), judge=SimilarityJudge(assistant.vectors))
+    report = run_eval(
+        assistant, load_question_set(SEED_SET.parent / f"{name}.jsonl", split="report"), judge=SimilarityJudge(assistant.vectors)
+    )
     for metric, bar in FORM_GATES[name].items():
         # A negative bar is a ceiling: the metric must stay at or under its size.
         assert report.metrics[metric] >= bar if bar >= 0 else report.metrics[metric] <= -bar, (metric, report.metrics[metric])
@@ -150,7 +155,9 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     first = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--out", str(out))
     # Each metric by name, beside the id report.json keys it by.
     assert "Gold citation precision" in first.stdout and "gold_citation_precision" in first.stdout and "report:" in first.stdout
-    second = run(tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--skip", "2", "--retriever", "bm25", "--out", str(out))
+    second = run(
+        tmp_path, "eval", "--set", str(SEED_SET), "--limit", "4", "--skip", "2", "--retriever", "bm25", "--out", str(out)
+    )
     assert "bm25" in second.stdout
     folders = list_reports(out)
     assert len(folders) == 2 and "bm25" in folders[0].name  # newest first
@@ -159,7 +166,9 @@ def test_paperchat_eval_writes_a_report_and_compares_two(tmp_path):
     assert len(report["items"]) == 4 and report["items"][0]["answer"]
     # --skip 2 --limit 4: the third to the sixth question.
     skipped = json.loads((folders[1] / "report.json").read_text())
-    assert [i["id"] for i in skipped["items"]] == [i["id"] for i in report["items"]][2:] + [i.id for i in load_question_set(SEED_SET).items[4:6]]
+    assert [i["id"] for i in skipped["items"]] == [i["id"] for i in report["items"]][2:] + [
+        i.id for i in load_question_set(SEED_SET).items[4:6]
+    ]
     compared = run(tmp_path, "eval", "--compare", str(folders[0]), str(folders[1]))
     assert "Recall@5" in compared.stdout and "B - A" in compared.stdout
 
@@ -170,3 +179,45 @@ def test_paperchat_eval_errors_are_short(tmp_path):
     assert done.returncode == 1 and "no such evaluation set" in done.stderr and "Traceback" not in done.stderr
     done = run(tmp_path, "eval", "--set", str(SEED_SET), check=False)
     assert done.returncode == 1 and "empty" in done.stderr and "paperchat ingest" in done.stderr
+
+
+# --- the sets offered, and where reports go ------------------------------------------------------
+
+
+def test_the_sets_offered_lead_with_the_seed_set_and_say_which_corpus_each_needs(tmp_path):
+    shutil.copy(SEED_SET, tmp_path)
+    question = json.dumps({"id": "q1", "question": "Which papers study bandits?", "gold": ["p1"]})
+    (tmp_path / "papers.jsonl.gz").write_bytes(b"")
+    (tmp_path / "here.jsonl").write_text(json.dumps({"corpus": "papers.jsonl.gz"}) + "\n" + question + "\n")
+    (tmp_path / "away.jsonl").write_text(json.dumps({"corpus": "../elsewhere/scale.jsonl.gz"}) + "\n" + question + "\n")
+    (tmp_path / "cells.jsonl").write_text(json.dumps({"paper_id": "p1", "column": "data", "answers": []}) + "\n")
+    for name, corpus in (("beir", "corpus.jsonl"), ("bare", None)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "queries.jsonl").write_text("")
+        if corpus:
+            (tmp_path / name / corpus).write_text("")
+    sets = {s.name: s for s in question_sets(tmp_path)}
+    assert list(sets) == [DEFAULT_SET, "away.jsonl", "here.jsonl", "bare/ (BEIR)", "beir/ (BEIR)"]
+    assert sets[DEFAULT_SET].corpus is None and sets[DEFAULT_SET].available  # the configured index's
+    assert sets["here.jsonl"].corpus == tmp_path / "papers.jsonl.gz" and sets["here.jsonl"].available
+    assert sets["away.jsonl"].corpus == tmp_path.parent / "elsewhere" / "scale.jsonl.gz" and not sets["away.jsonl"].available
+    assert sets["beir/ (BEIR)"].available and not sets["bare/ (BEIR)"].available
+
+
+def test_the_shipped_sets_lead_with_the_seed_set_and_each_loads():
+    sets = question_sets()
+    assert sets[0].name == DEFAULT_SET == SEED_SET.name
+    assert "table-cells.jsonl" not in {s.name for s in sets}
+    for listed in sets:
+        assert load_eval_set(listed.path).items
+
+
+@pytest.mark.slow
+def test_paperchat_eval_writes_its_report_under_the_data_dir(seed_index, monkeypatch):
+    monkeypatch.delenv("PAPERCHAT_REPORTS_DIR", raising=False)
+    data_dir = seed_index.settings.data_dir
+    assert Settings(data_dir=data_dir).reports_dir == data_dir / "eval-reports"
+    done = run(data_dir, "eval", "--set", str(SEED_SET), "--limit", "1", "--retrieval-only")
+    [folder] = list_reports(data_dir / "eval-reports")
+    assert f"report: {folder / 'report.md'}" in " ".join(done.stdout.split())
+    shutil.rmtree(data_dir / "eval-reports")

@@ -298,6 +298,23 @@ def test_agreement_and_kappa():
     assert agreement([(True, True)])["kappa"] == 1.0
 
 
+def test_judges_with_no_decision_in_common_are_said_to_have_nothing_to_compare():
+    from rag.records import EvalReport
+    from rag.report import agreement_text, markdown
+
+    def report(pairs):
+        return EvalReport(set_name="s", set_path="s", backend="b", k=5, depth=10, created="2026-12-02T00:00:00+00:00",
+                          metrics={}, counts={}, by_type={}, latency={}, items=(), judge_agreement=agreement(pairs))
+
+    nothing = report([])
+    assert agreement_text(nothing) == (
+        "Judge agreement (LLM vs offline similarity judge): no support decision was made by both, so nothing to compare."
+    )
+    assert "0.000" not in markdown(nothing) and "nothing to compare" in markdown(nothing)
+    some = agreement_text(report([(True, True), (True, False), (False, False), (False, False)]))
+    assert some == "Judge agreement (LLM vs offline similarity judge) on 4 support decisions: 0.750 raw, Cohen's kappa 0.500."
+
+
 def test_make_judge_is_offline_without_a_model_and_refuses_llm(embeddings):
     from rag.embeddings import SentenceVectors
 

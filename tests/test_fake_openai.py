@@ -21,6 +21,9 @@ except ImportError:  # pragma: no cover - depends on how pytest put tests/ on sy
 pytestmark = pytest.mark.slow
 
 REPLY = "PaperChat answers with citations [1] — naïve ✓ unicode too."
+# The local server answers at once: a client's timeout, far above that on a busy machine, is only
+# against a hang.
+TIMEOUT = 60
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +32,7 @@ def _local_only(no_proxy, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _client(srv: FakeOpenAI) -> openai.OpenAI:
-    return openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0, timeout=5)
+    return openai.OpenAI(base_url=srv.base_url, api_key="test", max_retries=0, timeout=TIMEOUT)
 
 
 # -- openai client: chat ------------------------------------------------------------------------
@@ -126,7 +129,7 @@ def test_wire_format_is_openai_sse() -> None:
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
             content_type = r.headers["Content-Type"]
             raw = r.read().decode()
     assert content_type.startswith("text/event-stream")
@@ -148,7 +151,7 @@ def test_wire_format_is_openai_sse() -> None:
 
 
 def _chat_model(srv: FakeOpenAI, **kw) -> ChatOpenAI:
-    return ChatOpenAI(base_url=srv.base_url, api_key="test", model="fake", max_retries=0, timeout=5, **kw)
+    return ChatOpenAI(base_url=srv.base_url, api_key="test", model="fake", max_retries=0, timeout=TIMEOUT, **kw)
 
 
 def test_langchain_chat_stream_and_invoke() -> None:
@@ -239,7 +242,7 @@ def test_openai_embeddings_float_string_and_token_inputs() -> None:
 def test_models_endpoint() -> None:
     with FakeOpenAI() as srv:
         ids = [m.id for m in _client(srv).models.list()]
-        with urllib.request.urlopen(srv.base_url + "/models", timeout=5) as r:
+        with urllib.request.urlopen(srv.base_url + "/models", timeout=TIMEOUT) as r:
             raw = json.load(r)
     assert ids == ["fake"]
     assert raw["object"] == "list" and raw["data"][0]["object"] == "model"

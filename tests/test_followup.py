@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answering.followup import listed_papers, read_references, resolve_by_rule, resolve_references, with_choice
-from rag.records import Answer, Citation, Paper, Source
+from rag.records import Answer, Citation, CollectionMatch, Paper, Source
 
 PAPERS = [
     Paper(id=f"p{n}", title=title, abstract=f"An abstract about {title.lower()}.")
@@ -22,8 +22,13 @@ def sources(*papers: Paper) -> tuple[Source, ...]:
 def cite(source: Source) -> Citation:
     p = source.paper
     return Citation(
-        number=source.number, paper_id=p.id, title=p.title, authors=(), citing_sentence=p.abstract,
-        support=p.abstract, support_score=1.0,
+        number=source.number,
+        paper_id=p.id,
+        title=p.title,
+        authors=(),
+        citing_sentence=p.abstract,
+        support=p.abstract,
+        support_score=1.0,
     )
 
 
@@ -31,16 +36,27 @@ def answer(retrieved: tuple[Source, ...], cited: list[int], **fields) -> Answer:
     """An answer that retrieved `retrieved` and cites the sources numbered `cited`, in that order."""
     by_number = {s.number: s for s in retrieved}
     return Answer(
-        question="q", standalone_question="Which papers are about bandits?", text="...",
-        citations=tuple(cite(by_number[n]) for n in cited), sources=retrieved, backend="extractive", **fields,
+        question="q",
+        standalone_question="Which papers are about bandits?",
+        text="...",
+        citations=tuple(cite(by_number[n]) for n in cited),
+        sources=retrieved,
+        backend="extractive",
+        **fields,
     )
 
 
 def clarification_of(question: str, previous: Answer) -> Answer:
     reading = read_references(question, [previous])
     return Answer(
-        question=question, standalone_question=reading.question, text=reading.ask_back, citations=(), sources=(),
-        backend="extractive", form="clarify", choices=reading.choices,
+        question=question,
+        standalone_question=reading.question,
+        text=reading.ask_back,
+        citations=(),
+        sources=(),
+        backend="extractive",
+        form="clarify",
+        choices=reading.choices,
     )
 
 
@@ -80,7 +96,9 @@ def test_a_number_the_answer_did_not_show_is_asked_back():
     assert [c.paper.id for c in reading.choices] == [C.id, A.id]
 
 
-@pytest.mark.parametrize("question", ["Summarize it", "Who wrote that paper?", "What data does this one use?", "What is the paper's main result?"])
+@pytest.mark.parametrize(
+    "question", ["Summarize it", "Who wrote that paper?", "What data does this one use?", "What is the paper's main result?"]
+)
 def test_a_single_paper_reference_after_several_cited_is_asked_back(question):
     reading = read_references(question, [TWO_CITED])
     assert reading.unclear and reading.unclear.casefold() in question.casefold()
@@ -124,11 +142,22 @@ def test_an_answer_that_cited_nothing_offers_what_it_retrieved():
     assert reading.why == "The last answer cites no paper."
 
 
-def test_a_declines_closest_papers_are_what_its_ordinals_and_numbers_count():
-    assert resolve_references("summarize the second one", [DECLINE]) == f'summarize "{D.title}"'
-    assert resolve_references("summarize [3]", [DECLINE]) == f'summarize "{B.title}"'
+def test_a_declines_closest_papers_are_what_its_ordinals_and_numbers_count_and_each_is_offered_not_taken():
+    # They do not answer the last question: a reference to one is said so and offered, never
+    # taken silently.
+    for question, paper in (("summarize the second one", D), ("summarize [3]", B), ("what about the last paper?", B)):
+        reading = read_references(question, [DECLINE])
+        assert reading.question == question, "nothing is resolved silently"
+        assert reading.offer and [(c.number, c.paper.id) for c in reading.choices] == [(1, paper.id)]
+    reading = read_references("summarize the second one", [DECLINE])
+    assert reading.unclear == "the second one"
+    assert reading.ask_back == (
+        f"By “the second one” you mean “{D.title}”, one of the closest papers, which do not answer the last "
+        "question (“Which papers are about bandits?”). Summarize it anyway?"
+    )
     reading = read_references("summarize the fourth one", [DECLINE])
-    assert reading.why == "The last answer lists 3 papers." and len(reading.choices) == 3
+    assert not reading.offer and len(reading.choices) == 3
+    assert reading.why == "The last answer cites no paper; it lists 3 closest papers, which do not answer it."
 
 
 def test_settled_references_are_kept_and_a_choice_fills_the_unclear_one():
@@ -162,3 +191,173 @@ def test_a_clarification_round_trips_as_json_and_older_answers_load_without_choi
     stored = TWO_CITED.model_dump(mode="json")
     del stored["choices"]
     assert Answer.model_validate(stored).choices == ()
+
+
+# Ten papers, cited in order, with authors: what ordinals past six and names are read against.
+NAMED = [
+    Paper(id=f"n{n}", title=f"Paper Number {n}", abstract=f"Abstract {n}.", authors=authors)
+    for n, authors in enumerate(
+        [
+            ("Li Yuan", "Peng Jin"),
+            ("Su Jia", "Nathan Kallus"),
+            ("Xilin Chen",),
+            ("Guanting Chen", "Yu Pan"),
+            ("Joan Serrà",),
+            ("Sho Takemori",),
+            ("Adam Wierman",),
+            ("Ed Chi",),
+            ("Wen Wang",),
+            ("Yuki Mitsufuji",),
+        ],
+        1,
+    )
+]
+TEN_CITED = answer(sources(*NAMED), list(range(1, 11)))
+
+
+@pytest.mark.parametrize(
+    ("question", "reference", "position"),
+    [
+        ("and the seventh one?", "the seventh one", 7),
+        ("and the 7th one?", "the 7th one", 7),
+        ("what about the seventh paper", "the seventh paper", 7),
+        ("and the seventh?", "the seventh", 7),
+        ("summarize the tenth one", "the tenth one", 10),
+        ("What does the 10th paper propose?", "the 10th paper", 10),
+        ("the 3rd one", "the 3rd one", 3),
+        ("the 2nd one?", "the 2nd one", 2),
+        ("the eighth one", "the eighth one", 8),
+        ("and the ninth?", "the ninth", 9),
+        ("what about the last one", "the last one", 10),
+        ("and the final one?", "the final one", 10),
+        ("the final paper", "the final paper", 10),
+        ("the second-to-last one", "the second-to-last one", 9),
+        ("the penultimate one", "the penultimate one", 9),
+    ],
+)
+def test_ordinals_in_words_and_numerals_up_to_tenth_and_the_last_resolve(question, reference, position):
+    reading = read_references(question, [TEN_CITED])
+    assert not reading.unclear
+    assert reading.question == question.replace(reference, f'"{NAMED[position - 1].title}"')
+
+
+@pytest.mark.parametrize(
+    "question", ["and the seventh one?", "what about the 7th one", "summarize the tenth paper", "and the seventh?"]
+)
+def test_an_ordinal_past_what_the_last_answer_listed_says_so_and_guesses_nothing(question):
+    reading = read_references(question, [TWO_CITED])
+    assert reading.question == question and reading.unclear and reading.unclear in question
+    assert reading.why == "The last answer cites 2 papers." and [c.paper.id for c in reading.choices] == [C.id, A.id]
+    assert not reading.offer
+
+
+@pytest.mark.parametrize(
+    ("question", "paper"),
+    [
+        ("the one by Yuan", 1),
+        ("summarize the one by Kallus", 2),
+        ("what about the one by yuan?", 1),
+        ("and the one by Li Yuan?", 1),
+        ("the paper by Wierman", 7),
+        ("What does the work by Serra find?", 5),
+        ("summarize the one by Mitsufuji et al.", 10),
+    ],
+)
+def test_the_one_by_an_author_is_the_listed_paper_with_that_name(question, paper):
+    reading = read_references(question, [TEN_CITED])
+    assert not reading.unclear and f'"{NAMED[paper - 1].title}"' in reading.question
+    assert " by " not in reading.question, "the name goes with the reference it is part of"
+
+
+def test_the_one_by_a_name_several_or_none_of_the_papers_have_is_asked_back():
+    several = read_references("what about the one by Chen?", [TEN_CITED])
+    assert several.unclear == "the one by Chen" and [c.paper.id for c in several.choices] == [NAMED[2].id, NAMED[3].id]
+    assert several.why == "The last answer cites 2 papers by Chen."
+    assert with_choice(clarification_of("what about the one by Chen?", TEN_CITED), several.choices[1]) == (
+        f'what about "{NAMED[3].title}"?'
+    )
+    none = read_references("summarize the one by Smith", [TWO_CITED])
+    assert none.unclear == "the one by Smith" and [c.paper.id for c in none.choices] == [C.id, A.id]
+    assert none.why == "The last answer cites no paper by Smith."
+    # "The paper by Smith" describes a paper to search for when no listed one is by Smith.
+    assert read_references("What is the paper by Smith about?", [TWO_CITED]) == read_references(
+        "What is the paper by Smith about?", []
+    )
+    assert (
+        read_references("Which papers by Chen are about audio?", [TEN_CITED]).question == "Which papers by Chen are about audio?"
+    )
+
+
+def test_what_is_not_an_ordinal_reference_is_left_alone():
+    for question in ("What was the first method to use sparse heads?", "Who came in first?", "What is the second moment?"):
+        assert read_references(question, [TEN_CITED]) == read_references(question, [])
+
+
+def test_a_collection_counts_its_further_matches_after_the_papers_it_cites():
+    # Cites the first two it lists; five match in all (the rest under "and 3 more").
+    matches = tuple(CollectionMatch(number=n, sentence="s", relevance=0.5) for n in range(1, 6))
+    collection = answer(sources(*NAMED[:5]), [1, 2], matches=matches, form="collection")
+    assert resolve_references("and the fourth one?", [collection]) == f'and "{NAMED[3].title}"?'
+    assert resolve_references("summarize the one by Serra", [collection]) == f'summarize "{NAMED[4].title}"'
+    past = read_references("and the sixth one?", [collection])
+    assert past.unclear and past.why == "The last answer lists 5 papers."
+
+
+def test_a_yes_to_an_offer_of_one_paper_is_the_question_asked_about_it():
+    offer = clarification_of("summarize the second one", DECLINE)
+    assert offer.choices and len(offer.choices) == 1
+    for reply in ("yes", "Yes please", "ok", "sure!", "1"):
+        assert resolve_references(reply, [DECLINE, offer]) == f'summarize "{D.title}"'
+    assert resolve_references("summarize it", [DECLINE, offer]) == f'summarize "{D.title}"'
+    # A yes to a question with several choices chooses nothing.
+    several = clarification_of("summarize the third one", TWO_CITED)
+    assert resolve_references("yes", [TWO_CITED, several]) == "yes"
+
+
+def test_a_bare_ordinal_joined_to_another_is_a_reference_too():
+    assert resolve_references("compare the first and the third one", [TEN_CITED]) == (
+        f'compare "{NAMED[0].title}" and "{NAMED[2].title}"'
+    )
+    assert resolve_references("summarize the second and the 4th", [TEN_CITED]) == (
+        f'summarize "{NAMED[1].title}" and "{NAMED[3].title}"'
+    )
+    assert resolve_references("the first and only method", [TEN_CITED]) == "the first and only method"
+
+
+def test_a_determiner_after_by_is_no_name():
+    assert read_references("the one by the same authors", [TEN_CITED]) == read_references("the one by the same authors", [])
+
+
+def turn(question: str, standalone: str, retrieved: tuple[Source, ...] = (), cited: tuple[int, ...] = ()) -> Answer:
+    """An answer whose standalone question was `standalone`, citing nothing unless told."""
+    return answer(retrieved, list(cited)).model_copy(update={"question": question, "standalone_question": standalone})
+
+
+@pytest.mark.parametrize(
+    "follow_ups",
+    [
+        ["How does it work?", "and what are their limits?", "Is that better than the baselines?"],
+        ["what about their results?", "How do these scale?"],
+        ["Do they need interference?", "What do those assume?", "and its regret?", "How does this compare to ordinal rewards?"],
+    ],
+)
+def test_a_follow_up_to_a_follow_up_is_joined_to_the_last_real_question_once(follow_ups):
+    # The first answer cited nothing, so each pronoun leans on the topic rather than on a paper.
+    history = [answer(sources(A, B), [])]
+    for question in follow_ups:
+        standalone = resolve_by_rule(question, history)
+        assert standalone == f"{question} (following up on: Which papers are about bandits?)"
+        history.append(turn(question, standalone))
+
+
+def test_a_follow_up_after_a_nested_record_leans_on_the_innermost_real_question():
+    # Saved before follow-ups stopped nesting.
+    nested = "and its regret? (following up on: How does it work? (following up on: Which papers are about bandits?))"
+    assert resolve_by_rule("what about their data?", [turn("and its regret?", nested)]) == (
+        "what about their data? (following up on: Which papers are about bandits?)"
+    )
+    # A rule-resolved or model-rewritten question is a real question: it is the one joined.
+    real = turn("summarize the first one", f'summarize "{C.title}"', sources(C), (1,))
+    assert resolve_by_rule("and what are their limits?", [real]) == (
+        f'and what are their limits? (following up on: summarize "{C.title}")'
+    )

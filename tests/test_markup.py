@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import PAPERS
 
-from rag.markup import defuse_markdown, styled_segments, to_markdown, to_plain
+from rag.markup import defuse_markdown, styled_segments, terminal_safe, to_markdown, to_plain
 from rag.naming import method_name, short_name
 from rag.records import Paper
 
@@ -80,3 +80,21 @@ def test_highlighted_marks_each_found_sentence_in_the_abstract_and_names_the_oth
 def test_math_streamlit_would_not_render_is_shown_as_plain_unicode():
     # Streamlit leaves inline math raw when a digit follows its closing dollar.
     assert to_markdown("using only 50%$\\sim$90% of $x^2$ heads") == "using only 50%∼90% of $x^2$ heads"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Hidden \x1b[8mSecret\x1b[0m Routing", "Hidden Secret Routing"),
+        ("Eve \x1b]0;window title\x07Smith", "Eve Smith"),
+        ("cs.\x1b[2J\x1b[HLG", "cs.LG"),
+        ("See \x1b]8;;http://evil.example\x1b\\the data\x1b]8;;\x1b\\ here", "See the data here"),
+        ("8-bit \x9b8mCSI\x9d0;title\x9c and \x90q\x9c DCS", "8-bit CSI and  DCS"),
+        ("bell\x07, back\x08space, return\r, NUL\x00, DEL\x7f, lone \x1b", "bell, backspace, return, NUL, DEL, lone "),
+        ("lines\n\tand tabs stay", "lines\n\tand tabs stay"),
+        # Unterminated, it would swallow what follows in a terminal: only its opening goes.
+        ("an open \x1b]8;;http://x\nswallows nothing", "an open 8;;http://x\nswallows nothing"),
+    ],
+)
+def test_terminal_safe_drops_escape_sequences_and_control_characters(text, shown):
+    assert terminal_safe(text) == shown

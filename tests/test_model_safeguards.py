@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import PAPERS, model_assistant
+from conftest import PAPERS, model_assistant, run_cli
 from fake_openai import FakeOpenAI
 
 from rag.answering.check import UNSUPPORTED_MARK, StreamGuard
 from rag.chain import Assistant, TokenEvent
 from rag.corpus import load_corpus
+from rag.errors import QuestionTooLongError
 from rag.export import conversation_markdown
 from rag.records import Paper
 from rag.settings import Settings
@@ -124,6 +125,30 @@ def test_the_answer_length_is_capped_for_every_request(seed_index):
         assistant(seed_index, server, max_answer_tokens=123).ask("How does MoH make attention cheaper?")
         request = chat_requests(server)[-1]
     assert request.get("max_tokens") == 123 or request.get("max_completion_tokens") == 123
+
+
+def test_a_question_past_the_length_cap_is_refused_before_the_model_and_not_said_back(seed_index):
+    question = "How does MoH make attention cheaper? " + "Pasted text, not a question. " * 3500  # ~100 KB
+    with FakeOpenAI(reply=lambda body: MOH_HOW) as server:
+        with pytest.raises(QuestionTooLongError) as caught:
+            assistant(seed_index, server).ask(question)
+        assert not chat_requests(server), "the model was never sent it"
+    error = caught.value
+    assert f"{len(question):,} characters" in error.message and "limit of 4,000" in error.message
+    assert "PAPERCHAT_MAX_QUESTION_CHARS" in error.hint and "Pasted text" not in str(error)
+
+
+def test_the_cli_refuses_a_long_question_without_a_traceback_or_an_echo(seed_index):
+    question = "Which papers study attention? " + "x" * 5000
+    done = run_cli(seed_index.settings.data_dir, "ask", question, check=False, env={"PAPERCHAT_BACKEND": "extractive"})
+    assert done.returncode == 1
+    assert "error: the question is 5,030 characters long, past the limit of 4,000" in done.stderr
+    assert "Traceback" not in done.stderr and "x" * 100 not in done.stdout + done.stderr
+    shorter = run_cli(
+        seed_index.settings.data_dir, "ask", question, check=False,
+        env={"PAPERCHAT_BACKEND": "extractive", "PAPERCHAT_MAX_QUESTION_CHARS": "6000"},
+    )
+    assert shorter.returncode == 0, "the limit is a setting"
 
 
 def test_the_stream_guard_releases_text_only_once_a_marker_is_known():

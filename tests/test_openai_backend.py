@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAI
 
 from rag.chain import Assistant, TokenEvent
 from rag.corpus import load_corpus
-from rag.errors import AuthenticationError, BackendUnavailableError, EmbeddingMismatchError
+from rag.errors import AuthenticationError, BackendUnavailableError, EmbeddingMismatchError, ServerError
 from rag.retrieval import search
 from rag.settings import Settings
 from rag.store import Index
@@ -120,3 +120,26 @@ def test_a_question_below_the_model_floor_is_declined_before_the_model(seed_inde
         asked_default = [r for r in server.requests if r["path"].endswith("/chat/completions")]
     assert not asked_strict and not strict.covered and strict.closest
     assert len(asked_default) == 1, "above the default floor the model judges"
+
+
+def test_credentials_in_the_base_url_are_in_no_label_message_or_error(seed_index):
+    def with_credentials(base_url: str) -> str:
+        return base_url.replace("http://", "http://paperchat:pw-canary@") + "?api_key=qk-canary"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = model_assistant(seed_index, with_credentials(f"http://127.0.0.1:{port}/v1"), max_retries=0)
+    shown = [down.backend.label, down.backend.who, down.backend.reason]
+    with pytest.raises(BackendUnavailableError) as unreachable:
+        down.ask("How can attention use fewer heads?")
+    assert f"cannot reach fake at http://***@127.0.0.1:{port}/v1?api_key=***" in unreachable.value.message
+    # A server that says back the URL it was asked, credentials and all.
+    echo = {"error": {"message": "upstream refused http://paperchat:pw-canary@gw/v1?api_key=qk-canary", "type": "server_error"}}
+    with FakeOpenAI(status=500, error_body=echo) as server:
+        failing = model_assistant(seed_index, with_credentials(server.base_url), max_retries=0)
+        with pytest.raises(ServerError) as refused:
+            failing.ask("How can attention use fewer heads?")
+    assert "upstream refused http://paperchat:***@gw/v1?api_key=***" in refused.value.message
+    shown += [str(unreachable.value), str(refused.value)]
+    assert not [text for text in shown if "pw-canary" in text or "qk-canary" in text], shown

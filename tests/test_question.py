@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answering.followup import acceptable_rewrite
-from rag.answering.question import CorpusProfile, analyze, clean_question, is_statement
+from rag.answering.question import CorpusProfile, analyze, clean_question, is_statement, with_context
 from rag.records import QuestionType
 
 PROFILE = CorpusProfile(
@@ -145,3 +145,37 @@ def test_a_models_rewrite_is_kept_only_when_it_is_a_plausible_question():
 )
 def test_a_claim_or_a_title_is_a_statement_not_a_question(text, statement):
     assert is_statement(text) == statement
+
+
+@pytest.mark.parametrize(
+    "follow_up", ["what about its results?", "How does it work?", "and their limits?", "How does this compare to the bandits work?"]
+)
+def test_the_words_joining_a_follow_up_to_its_question_are_never_key_terms(follow_up):
+    analysis = analyze(with_context(follow_up, "How does MoH work?"), PROFILE)
+    assert not {w.casefold() for t in analysis.terms for w in t.text.split()} & {"following", "up", "on"}
+    # What it is about comes from both; what it asks, from its own words.
+    assert analysis.named_papers == ("moh",) and "MoH" in [t.text for t in analysis.terms]
+    assert analysis.cleaned == clean_question(follow_up)
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "How does this compare to the bandits work?",
+        "How does it compare with the bandit papers?",
+        "Compare this to the work on bandits",
+        "What is the difference between this and the bandits papers?",
+        "Is it better than the bandits approaches?",
+    ],
+)
+def test_a_follow_up_comparing_what_it_leans_on_with_a_topic_takes_either_side(follow_up):
+    analysis = analyze(with_context(follow_up, "How does MoH work?"), PROFILE)
+    moh = next(t for t in analysis.terms if t.text == "MoH")
+    bandits = next(t for t in analysis.terms if t.text.casefold().startswith("bandit"))
+    # Alternatives: a paper about MoH or one about bandits meets the question, neither is missing.
+    assert moh.group == bandits.group and moh.run != bandits.run
+
+
+def test_a_follow_up_comparing_what_it_leans_on_with_a_named_paper_names_both():
+    flat = analyze(with_context("How does this compare to Flat-LoRA?", "How does MoH work?"), PROFILE)
+    assert flat.type == QuestionType.COMPARISON and flat.named_papers == ("moh", "flat")

@@ -93,7 +93,7 @@ def test_langchain_retriever_returns_one_document_per_paper(seed_index):
     assert len(docs) == 4
     assert docs[0].metadata["title"].startswith("MoH")
     assert docs[0].metadata["source"].number == 1
-    # The README's example: a step of a chain of one's own.
+    # The library page's example (docs/library-api.md): a step of a chain of one's own.
     titles = PaperRetriever(index=seed_index, settings=seed_index.settings, k=2) | (lambda found: [d.metadata["title"] for d in found])
     assert titles.invoke("cheaper attention") == [d.metadata["title"] for d in docs[:2]]
 

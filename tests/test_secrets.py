@@ -1,7 +1,7 @@
-"""The API key never leaves the request it authorizes: a canary key is set, every command that can
-print, write a report or export runs against a server that answers and one that fails (and
-echoes the key in its error, as some do), and then everything printed or written is searched
-for it."""
+"""The API key, and the credentials OPENAI_BASE_URL may carry (a password, a key in its query),
+never leave the requests they authorize: canaries are set, every command that can print, write a
+report or export runs against a server that answers and one that fails (and echoes the key in
+its error, as some do), and then everything printed or written is searched for them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from fake_openai import FakeOpenAI
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_proxy")]
 
 KEY = "sk-canary-5f1d0c8e9a7b4e21"
+PASSWORD = "pw-canary-0b3e77c1"
+QUERY_KEY = "qk-canary-9d41a6f2"
+CANARIES = (KEY, PASSWORD, QUERY_KEY)
 REPLY = "Mixture-of-Head attention lets each token select the attention heads it needs [1]."
 QUESTION = "How does MoH make attention cheaper?"
 
@@ -28,8 +31,11 @@ def test_the_key_is_in_no_output_report_export_or_error(tmp_path):
     printed: list[str] = []
 
     def paperchat(*args: str, server: FakeOpenAI) -> int:
+        # A key in the query only where the server fails: the client appends its paths after it.
+        url = server.base_url.replace("http://", f"http://paperchat:{PASSWORD}@")
+        url += f"?api_key={QUERY_KEY}" if server.status != 200 else ""
         done = run_cli(data_dir, *args, check=False, env={
-            "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url, "PAPERCHAT_OPENAI_MODEL": "fake",
+            "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": url, "PAPERCHAT_OPENAI_MODEL": "fake",
             "PAPERCHAT_MAX_RETRIES": "0", "PAPERCHAT_REPORTS_DIR": str(out / "reports"),
         })
         printed.extend([done.stdout, done.stderr])
@@ -52,8 +58,9 @@ def test_the_key_is_in_no_output_report_export_or_error(tmp_path):
 
     assert "/v1/chat/completions" in authorized, "the key was used: the model was asked"
     assert any("failed" in text for text in printed), "the failures were reported"
-    leaks = [text for text in printed if KEY in text]
+    leaks = [text for text in printed if any(c in text for c in CANARIES)]
     assert not leaks, leaks[0][:500]
+    assert any("http://***@127.0.0.1" in text for text in printed), "the server is named, its credentials hidden"
     files = {**written(out), **written(data_dir)}
     assert {"answer.md", "cited.bib", "report.json", "report.md"} <= {p.name for p in files}
-    assert not [p for p, data in files.items() if KEY.encode() in data]
+    assert not [p for p, data in files.items() if any(c.encode() in data for c in CANARIES)]

@@ -49,7 +49,8 @@ def server(tmp_path_factory):
         stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    # Far above need (a few seconds, more on a busy machine): the bound only ends a server that hangs.
+    deadline = time.monotonic() + 300
     while True:
         try:
             with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2):

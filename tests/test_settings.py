@@ -43,7 +43,7 @@ def test_a_bad_value_names_its_variable_the_value_and_what_is_allowed(monkeypatc
     message = raised.value.message
     assert "PAPERCHAT_K is '0': it should be greater than or equal to 1" in message
     assert "PAPERCHAT_BACKEND is 'bogus': it should be 'auto', 'extractive', 'openai' or 'local'" in message
-    assert "Settings section" in raised.value.hint
+    assert "docs/settings.md" in raised.value.hint
 
 
 def test_a_bad_config_file_is_named_with_its_line(monkeypatch, tmp_path):
@@ -64,3 +64,29 @@ def test_an_argument_is_named_as_the_option_it_came_from():
     with pytest.raises(ConfigError, match="the k option is -2"):
         Settings(k=-2)
 
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://user:PASSWORD@host:8080/v1", "http://***@host:8080/v1"),
+        ("https://TOKEN@gateway.example/v1", "https://***@gateway.example/v1"),
+        ("https://gw.example/v1?api_key=SECRET&api-version=2024-06-01", "https://gw.example/v1?api_key=***&api-version=***"),
+        ("http://localhost:11434/v1", "http://localhost:11434/v1"),
+    ],
+)
+def test_a_base_url_is_shown_without_its_credentials(url, shown):
+    settings = Settings(openai_base_url=url)
+    assert settings.openai_server == shown
+
+
+def test_the_secrets_are_the_key_and_the_base_urls_credentials():
+    settings = Settings(openai_api_key="sk-k", openai_base_url="http://user:pw@host/v1?key=qk")
+    assert set(settings.secrets) == {"sk-k", "pw", "qk"}
+
+
+def test_a_question_length_cap_is_a_setting(monkeypatch):
+    assert Settings().max_question_chars == 4000
+    monkeypatch.setenv("PAPERCHAT_MAX_QUESTION_CHARS", "0")
+    with pytest.raises(ConfigError, match="PAPERCHAT_MAX_QUESTION_CHARS is '0'"):
+        Settings()

@@ -224,7 +224,7 @@ def test_a_weak_hit_is_greyed_and_says_so(open_app):
 def test_a_bad_setting_is_a_message_in_the_app(open_app, fresh_assistant):
     at = open_app(PAPERCHAT_K="0")
     [error] = at.error
-    assert "PAPERCHAT_K is '0'" in plain(error.value) and "Settings section" in plain(error.value)
+    assert "PAPERCHAT_K is '0'" in plain(error.value) and "docs/settings.md" in plain(error.value)
 
 
 def library(at: AppTest) -> AppTest:
@@ -318,3 +318,62 @@ def test_a_source_card_can_summarize_its_paper(open_app):
     assert summary.name == "assistant"
     assert source_labels(summary) == [card.label]
     assert "[1]" in answer_text(summary)
+
+
+def follow_scripts(at: AppTest) -> list[str]:
+    """The scripts that bring the latest question to the top of the view, on this run's page."""
+    return [h.body for h in at.html if "<script" in h.body and h.proto.unsafe_allow_javascript]
+
+
+def test_a_short_answer_has_its_evidence_after_it_and_a_long_one_beside_it(open_app):
+    # One quote: beside it, an evidence panel as tall as the answer would leave it beside blank space.
+    reply = ask(open_app(), ATTENTION).chat_message[1]
+    assert not reply.columns, "the answer and its evidence take the full width, one after the other"
+    assert source_labels(reply)[0].startswith("[1] MoH")
+    # Eight papers: the evidence sits beside them, in a panel (the page's CSS bounds it to the
+    # answer's height and scrolls it).
+    reply = ask(open_app(), "List papers on optimization").chat_message[1]
+    answer, evidence = reply.columns
+    assert plain(answer_text(answer)).startswith("8 papers match:")
+    assert len(source_labels(evidence)) == 8 and not source_labels(answer)
+
+
+def test_a_new_answer_and_a_reload_bring_the_latest_question_into_view_and_other_reruns_do_not(open_app):
+    at = open_app()
+    assert not follow_scripts(at), "nothing to bring into view"
+    ask(at, ATTENTION)
+    [script] = follow_scripts(at)
+    assert "scrollIntoView" in script and "stChatMessageAvatarUser" in script
+    # A rerun of the reader's own (a filter changed) leaves the view where it is.
+    at.sidebar.slider(key="filter-k").set_value(6).run()
+    assert not follow_scripts(at)
+    ask(at, "summarize the first one")
+    assert len(follow_scripts(at)) == 1
+    # A reload is a new session at the same URL.
+    again = open_app(query={"c": at.query_params["c"]})
+    assert len(again.chat_message) == 4 and len(follow_scripts(again)) == 1
+
+
+def test_an_empty_index_says_how_to_add_papers_and_takes_no_question(open_app, tmp_path, fresh_assistant):
+    at = open_app(tmp_path / "empty")
+    assert at.chat_input[0].proto.disabled, "no question can be asked of no papers"
+    shown = " ".join(plain(m.value) for m in [*at.caption, *at.info, *at.markdown])
+    assert "no papers" not in shown
+    assert "add papers to ask about them" in shown and "Library page" in shown and "paperchat ingest FILE" in shown
+    next(b for b in at.button if b.label == "Index the bundled papers").click().run()
+    assert not at.exception
+    assert not at.chat_input[0].proto.disabled
+    assert plain(at.caption[0].value).startswith("Ask about 20 ICML 2025 papers.")
+
+
+def test_the_corpus_chip_and_the_caption_count_the_papers_the_filters_leave(open_app):
+    at = open_app()
+    at.sidebar.text_input(key="filter-author").set_value("Yuan").run()
+    assert plain(at.caption[0].value).startswith("Ask about 1 of 20 ICML 2025 papers.")
+    reply = ask(at, "What do these papers propose?").chat_message[1]
+    chips = reply.markdown[0].value
+    assert chips.startswith(":gray-badge[:material/library_books: 1 of 20 ICML 2025 papers]"), chips
+    assert ":blue-badge[:material/filter_alt: author Yuan]" in chips
+    # A filter stated in the question counts too.
+    reply = ask(open_app(), "Which papers by Yuan are about attention?").chat_message[1]
+    assert reply.markdown[0].value.startswith(":gray-badge[:material/library_books: 1 of 20 ICML 2025 papers]")

@@ -4,6 +4,8 @@ renames and deletes them, changing the files."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import ask, plain, source_labels
 from streamlit.testing.v1 import AppTest
@@ -96,7 +98,7 @@ def test_rename_and_delete_from_the_menu_change_the_files(open_app, store):
     assert not at.exception
     title = "*Cheaper* [attention](javascript:x)"
     assert store.load(id).title == title
-    assert row(at, id).label == escape_markdown(title), "a title is shown as typed, never as markup"
+    assert row(at, id).label.endswith(" " + escape_markdown(title)), "a title is shown as typed, never as markup"
 
     assert at.sidebar.button(key=f"conversation-delete-{id}").disabled, "deleting waits for its confirmation"
     at.sidebar.checkbox(key=f"conversation-sure-{id}").check().run()
@@ -141,3 +143,19 @@ def test_leaving_for_another_page_keeps_the_conversation_open(open_app, store):
     assert at.query_params.get("c") == id
     ask(at, BANDITS)
     assert len(store.load(id).turns) == 2 and len(files(store)) == 1
+
+
+def test_each_row_shows_its_date_and_one_question_asked_twice_reads_as_two_conversations(open_app, store):
+    at = ask(open_app(), ATTENTION)
+    first = at.query_params["c"]
+    at.sidebar.button(key="conversation-new").click().run()
+    ask(at, ATTENTION)
+    second = at.query_params["c"]
+    labels = {id: plain(row(at, id).label) for id in (first, second)}
+    # Asked today: each row leads with the time of its last question, and the two rows of one
+    # title read differently.
+    time = r"\d\d:\d\d( \(\d\))?"
+    assert re.fullmatch(rf":gray\[{time}\] {re.escape(ATTENTION)}", labels[first]), labels[first]
+    assert re.fullmatch(rf"{time} {re.escape(ATTENTION)}", labels[second]), "the open one's date is not greyed on its colour"
+    assert labels[first].removeprefix(":gray[").replace("]", "", 1) != labels[second]
+    assert (row(at, first).proto.type, row(at, second).proto.type) == ("tertiary", "primary")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 
 import pytest
 import streamlit as st
@@ -10,6 +12,7 @@ from conftest import ROOT, SEED_SET
 from fake_openai import FakeOpenAI
 from streamlit.testing.v1 import AppTest
 
+from rag.evalsets import question_sets
 from rag.markup import defuse_markdown, escape_markdown, to_markdown
 from rag.metrics import METRICS
 from rag.report import PLOTS, read_report
@@ -34,11 +37,9 @@ def failing_backend(monkeypatch):
         yield server
 
 
-@pytest.fixture
-def evaluate_page(monkeypatch, app_index_dir, reports):
-    """The app opened on its default page, then switched to Evaluate; reports go to `reports`."""
-    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(app_index_dir))
-    monkeypatch.setenv("PAPERCHAT_REPORTS_DIR", str(reports))
+def open_evaluate(monkeypatch, data_dir) -> AppTest:
+    """The app opened on its default page over `data_dir`, then switched to Evaluate."""
+    monkeypatch.setenv("PAPERCHAT_DATA_DIR", str(data_dir))
     # The process's Assistant holds the settings read when it was made, this test's reports dir
     # included: make it anew.
     st.cache_resource.clear()
@@ -49,6 +50,22 @@ def evaluate_page(monkeypatch, app_index_dir, reports):
     assert not at.exception
     assert at.title[0].value == "Evaluate"
     return at
+
+
+@pytest.fixture
+def evaluate_page(monkeypatch, app_index_dir, reports):
+    """The Evaluate page; reports go to `reports`."""
+    monkeypatch.setenv("PAPERCHAT_REPORTS_DIR", str(reports))
+    return open_evaluate(monkeypatch, app_index_dir)
+
+
+@pytest.fixture
+def default_reports(monkeypatch, app_index_dir):
+    """Where reports go unless told, in the data dir the module's tests share: emptied after."""
+    monkeypatch.delenv("PAPERCHAT_REPORTS_DIR", raising=False)
+    folder = app_index_dir / "eval-reports"
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def widget(elements, label: str):
@@ -113,6 +130,41 @@ def test_past_reports_compare_two_runs(evaluate_page, reports):
     assert any("Recall@5" in table(d) for d in at.dataframe[:-1])
 
 
+def test_the_default_set_runs_on_the_bundled_papers_and_its_report_goes_to_the_data_dir(
+    monkeypatch, app_index_dir, default_reports
+):
+    at = open_evaluate(monkeypatch, app_index_dir)
+    choice = widget(at.selectbox, "Question set")
+    # Before, the first in name order: scale-collection.jsonl, whose 13,687 papers ship with nothing.
+    assert choice.value == "seed.jsonl"
+    # The research table's cells are not a question set.
+    assert "table-cells.jsonl" not in choice.options
+    widget(at.number_input, "Limit").set_value(2)
+    widget(at.checkbox, "Ranking only").check()
+    widget(at.button, "Run").click().run()
+    assert not at.exception and not at.error
+    assert not at.warning, "the bundled papers hold every gold paper of the seed set"
+    # Not under eval/reports in the project's tree: the user's data dir.
+    [folder] = default_reports.iterdir()
+    assert folder.name.startswith("seed-retrieval-") and (folder / "report.json").is_file()
+    assert folder.name in widget(at.selectbox, "View a report").options
+
+
+def test_a_set_whose_corpus_is_not_here_is_not_offered_and_says_what_it_lacks(evaluate_page, monkeypatch, tmp_path):
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    shutil.copy(SEED_SET, sets)
+    question = {"id": "q1", "question": "Which papers study bandits?", "gold": ["p1"]}
+    (sets / "scale.jsonl").write_text(
+        json.dumps({"corpus": "../absent/scale_corpus.jsonl.gz"}) + "\n" + json.dumps(question) + "\n"
+    )
+    monkeypatch.setattr("rag.evalsets.question_sets", functools.partial(question_sets, sets))
+    at = evaluate_page.run()
+    assert widget(at.selectbox, "Question set").options == ["seed.jsonl", "Upload a question set…"]
+    absent = tmp_path / "absent" / "scale_corpus.jsonl.gz"
+    assert escape_markdown(f"Not offered, as {absent} is not on this machine: scale.jsonl.") in [c.value for c in at.caption]
+
+
 def test_a_bad_uploaded_set_shows_its_line_and_writes_nothing(evaluate_page, reports):
     at = evaluate_page
     widget(at.selectbox, "Question set").set_value("Upload a question set…").run()
@@ -149,9 +201,21 @@ MOH, BANDITS = "site_85ad8ae8b1", "site_6b2837ea1c"
 # Two questions the offline backend answers from their gold paper, and a third whose gold paper
 # is wrong on purpose: its answer cites MoH, which the set says is not gold.
 DRILL_SET = [
-    {"id": "moh", "question": "Has anyone made transformer attention cheaper by letting every token use only a fraction of the heads?", "gold": [MOH]},
-    {"id": "bandits", "question": "What regret is achievable in an online experiment where each unit's outcome is affected by the treatments of nearby units?", "gold": [BANDITS]},
-    {"id": "wrong-gold", "question": "Can an already pretrained LLM such as LLaMA3-8B be converted to use only some of its attention heads per token?", "gold": [BANDITS]},
+    {
+        "id": "moh",
+        "question": "Has anyone made transformer attention cheaper by letting every token use only a fraction of the heads?",
+        "gold": [MOH],
+    },
+    {
+        "id": "bandits",
+        "question": "What regret is achievable in an online experiment where each unit's outcome is affected by the treatments of nearby units?",
+        "gold": [BANDITS],
+    },
+    {
+        "id": "wrong-gold",
+        "question": "Can an already pretrained LLM such as LLaMA3-8B be converted to use only some of its attention heads per token?",
+        "gold": [BANDITS],
+    },
 ]
 
 
@@ -191,7 +255,9 @@ def test_the_questions_table_marks_each_check_with_readable_names_and_filters_to
 
     frame = questions(at).value
     assert list(frame["id"]) == ["moh", "bandits", "wrong-gold"]
-    assert {"Recall@5", "Citation precision", "Gold citation precision", "Gold citation recall", "Decline accuracy"} <= set(frame.columns)
+    assert {"Recall@5", "Citation precision", "Gold citation precision", "Gold citation recall", "Decline accuracy"} <= set(
+        frame.columns
+    )
     assert not {m for m in METRICS if m in frame.columns}  # no raw ids
     helps = column_help(questions(at))
     assert "every gold paper is cited" in helps["Gold citation recall"] and "top 5" in helps["Recall@5"]

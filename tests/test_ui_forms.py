@@ -62,4 +62,15 @@ def test_a_comparison_is_a_table_with_cited_cells_and_downloads(open_app):
     table = answer_text(reply)
     assert "| Paper | Problem | Method | Data | Reported result |" in table
     assert "[1]" in table and "[2]" in table
-    assert [b.label for b in reply.get("download_button")] == ["Table (CSV)", "Table (Markdown)"]
+    assert [b.label for b in reply.get("download_button")] == ["CSV", "Markdown"]
+
+
+def test_a_comparison_takes_the_full_width_and_its_downloads_are_named_by_format(open_app):
+    at = ask(open_app(), "Compare MoH and Flat-LoRA")
+    reply = at.chat_message[1]
+    # Nothing beside the table: its evidence follows it.
+    assert not reply.columns
+    assert "| Paper | Problem | Method | Data | Reported result |" in answer_text(reply)
+    assert [plain(label).split(":")[0] for label in source_labels(reply)] == ["[1] MoH", "[2] Flat-LoRA"]
+    assert [b.label for b in reply.get("download_button")] == ["CSV", "Markdown"]
+    assert any(plain(c.value) == "Download the table:" for c in reply.caption)

@@ -1,9 +1,11 @@
 """The Library page, driven headless with AppTest over the bundled 20 papers and the offline
-backend: the list, the filters, paper search, an opened paper, asking the chat about it, removing
-it, and adding papers."""
+backend: the list, the filters, paper search, an opened paper (in a dialog), asking the chat about
+it, removing it, and adding papers. How the table and the dialog look in a browser at 1400 px is
+tests/test_browser.py's."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -52,10 +54,12 @@ def titles(at: AppTest) -> list[str]:
     return at.dataframe(key="library-table").value["Title"].tolist()
 
 
-def pick(at: AppTest, title: str) -> AppTest:
-    """Pick the table's row whose title starts with `title`, as a click on it does."""
+def pick(at: AppTest, title: str, *, column: str | None = None) -> AppTest:
+    """Pick the table's row whose title starts with `title`, as a click on its box does, or on its
+    cell in `column`."""
     row = next(i for i, t in enumerate(titles(at)) if t.startswith(title))
-    at.session_state["library-table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    cells = [[row, column]] if column else []
+    at.session_state["library-table"] = {"selection": {"rows": [] if column else [row], "columns": [], "cells": cells}}
     at.run()
     assert not at.exception
     return at
@@ -68,8 +72,14 @@ def search(at: AppTest, query: str) -> AppTest:
 
 
 def opened(at: AppTest):
-    """The open paper's panel, or None."""
-    return next((n for n in at.main if getattr(n, "key", None) == "library-paper"), None)
+    """The open paper's dialog, or None."""
+    dialogs = at.get("dialog")
+    assert len(dialogs) <= 1
+    return dialogs[0] if dialogs else None
+
+
+def dialog_title(at: AppTest) -> str:
+    return opened(at).proto.dialog.title
 
 
 def hits(at: AppTest) -> list:
@@ -88,6 +98,18 @@ def test_the_library_lists_every_paper_with_its_facets(library):
     assert (moh["Category"], moh["Venue"], moh["Year"]) == ("Deep Learning · Attention Mechanisms", "ICML 2025", 2025)
     # A title's LaTeX reads as text in a table cell, which shows no math.
     assert "Rich Feature Learning in L-Layer Infinite-Width" in " ".join(table["Title"])
+
+
+def test_the_table_fits_its_columns_in_the_pane_and_wraps_its_titles(library):
+    table = library().dataframe(key="library-table")
+    widths = {name: column.get("width") for name, column in json.loads(table.proto.columns).items() if name != "_index"}
+    assert list(widths) == ["Title", "Authors", "Category", "Venue", "Year"]
+    # The main pane is 940 px wide at 1400 px beside the sidebar (tests/test_browser.py
+    # measures it); the row's selection box takes about 35 px.
+    assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) + 35 <= 940, widths
+    assert widths["Title"] == max(widths.values())
+    # Streamlit wraps a cell's text only in rows taller than 4rem (64 px).
+    assert table.proto.row_height > 64
 
 
 def test_the_filters_narrow_the_list_and_title_or_author_words_narrow_it_further(library):
@@ -139,7 +161,7 @@ def test_an_opened_paper_shows_its_abstract_with_math_and_its_bibtex(library):
     at = pick(library(), "Global Convergence")
     panel = opened(at)
     assert panel is not None
-    title = panel.subheader[0].value
+    title = dialog_title(at)
     assert title.startswith("Global Convergence") and "$L$" in title and "$\\mu$" in title, "the math is left to KaTeX"
     shown = [m.value for m in panel.markdown]
     assert "Zixiang Chen, Greg Yang, Qingyue Zhao, Quanquan Gu" in shown
@@ -149,18 +171,35 @@ def test_an_opened_paper_shows_its_abstract_with_math_and_its_bibtex(library):
     assert code.value.startswith("@inproceedings{chen2025global,") and "booktitle = {ICML 2025}" in code.value
     assert panel.get("download_button")[0].proto.label == "BibTeX"
     assert panel.get("link_button")[0].proto.url.startswith("https://icml.cc/")
-    assert "Global Convergence and Rich Feature Learning in L-Layer Infinite-Width Neural Networks under μ Parametrization" in titles(at)
+    assert (
+        "Global Convergence and Rich Feature Learning in L-Layer Infinite-Width Neural Networks under μ Parametrization"
+        in titles(at)
+    )
 
     at.button(key="library-close").click().run()
     assert opened(at) is None
+
+
+def test_a_click_on_any_cell_opens_its_paper_in_a_dialog_over_the_full_width_table(library):
+    at = pick(library(), "Multi-armed Bandits", column="Venue")
+    assert dialog_title(at) == "Multi-armed Bandits with Interference"
+    assert opened(at).proto.dialog.is_open
+    # Nothing is drawn beside the table: it keeps the page's width.
+    assert not at.main.columns and len(titles(at)) == 20
+
+    at.button(key="library-close").click().run()
+    assert opened(at) is None
+    assert at.session_state["library-table"]["selection"]["cells"] == [], "closed, the click is forgotten"
+    pick(at, "MoH")
+    assert dialog_title(at) == MOH
 
 
 def test_a_search_result_opens_its_paper(library):
     at = search(library(), "mixture of attention heads")
     at.button(key="library-open-1").click().run()
     assert not at.exception
-    assert opened(at).subheader[0].value == MOH
-    assert hits(at), "the ranking stays below the paper"
+    assert dialog_title(at) == MOH
+    assert hits(at), "the ranking stays beneath the paper"
 
 
 def test_ask_about_this_paper_lands_on_the_chat_with_its_summary(library):
@@ -172,6 +211,10 @@ def test_ask_about_this_paper_lands_on_the_chat_with_its_summary(library):
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     assert plain(at.chat_message[0].markdown[0].value) == f"Summarize “{MOH}”"
     assert [plain(label) for label in source_labels(at.chat_message[1])] == [f"[1] {MOH}"]
+    # Back on the Library: the list, not the paper asked about.
+    at.switch_page("library.py").run()
+    assert not at.exception
+    assert opened(at) is None and at.title[0].value == "Library"
 
 
 def test_removing_a_paper_asks_first_then_the_count_drops(library, tmp_path, embeddings, fresh_assistant):
@@ -211,7 +254,7 @@ def test_an_upload_is_ingested_here_listed_and_shown_escaped(library, tmp_path, 
     assert library_count(at) == "4 papers" and title in titles(at)  # a table cell is text, never markup
 
     panel = opened(pick(at, "<script>"))
-    assert panel.subheader[0].value == "\\<script\\>alert\\(1\\)\\</script\\> \\*\\*Graph\\*\\* Sourdough Networks"
+    assert dialog_title(at) == "\\<script\\>alert\\(1\\)\\</script\\> \\*\\*Graph\\*\\* Sourdough Networks"
     shown = [m.value for m in panel.markdown] + [c.value for c in panel.caption]
     assert "Ada \\_Evil\\_ Baker" in shown
     assert "See \\[the demo\\]\\(javascript\\:alert\\(1\\)\\) and $x$." in shown  # math kept for KaTeX
@@ -221,3 +264,23 @@ def test_an_upload_is_ingested_here_listed_and_shown_escaped(library, tmp_path, 
     assert first.markdown[0].value == "[1] **\\<script\\>alert\\(1\\)\\</script\\> \\*\\*Graph\\*\\* Sourdough Networks**"
     assert "Ada \\_Evil\\_ Baker" in first.caption[0].value
     assert not any(m.proto.allow_html for m in at.get("markdown") + at.get("caption"))
+
+
+def test_the_list_shown_or_the_search_results_open_as_a_research_table(library):
+    at = library()
+    at.sidebar.selectbox(key="filter-category").set_value(BANDITS).run()
+    listed = titles(at)
+    at.button(key="library-as-table").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Table"
+    assert at.radio(key="table-rows").value == "the Library's list"
+    # AppTest reruns the page it was last told to, not the one the app switched to.
+    at.switch_page("table.py").run()
+    at.text_area(key="table-columns").input("What is the main result?")
+    at.button(key="table-build").click().run()
+    assert sorted(t.rsplit(" [", 1)[0] for t in at.dataframe[0].value["Paper"]) == sorted(listed)
+
+    at.switch_page("library.py").run()
+    search(at, "regret")
+    [button] = [b for b in at.button if b.key == "library-results-as-table"]
+    assert button.label == f"Open as a table ({len(hits(at))} papers)"

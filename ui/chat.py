@@ -8,6 +8,8 @@ reads as written and never as markup.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
@@ -15,20 +17,23 @@ import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
 from rag.answering.followup import with_choice
+from rag.answering.research import answer_papers
 from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.citations import citation_tips, link_citations
 from rag.corpus import load_corpus
 from rag.errors import BackendError
 from rag.examples import example_questions
 from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text
-from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown
+from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown, to_plain
 from rag.records import ComparisonTable, QuestionAnalysis, Relevance
 from ui.common import (
     Request,
+    SentRows,
     ask_next,
     choose_filters,
     ingest_with_progress,
     load_assistant,
+    open_table,
     placement,
     relevance_markdown,
     show_byline,
@@ -40,7 +45,108 @@ from ui.conversations import conversations_section, current_history, save_turn
 # Cited papers whose cards open beside the answer; more are listed folded, so a long collection
 # answer does not push its own evidence out of reach.
 _OPEN_CARDS = 3
-_PANEL_HEIGHT = 720
+# An answer of fewer lines than this has its evidence after it, at full width: a panel beside it
+# as tall as the answer would be too short to read a card in. A line is what the answer's column
+# beside the evidence holds at 1400 px.
+_BESIDE_LINES = 14
+_LINE_CHARS = 75
+
+# The page's own styles (a style-only st.html takes no room on the page).
+_STYLE = """<style>
+/* What the view is scrolled to sits below the page's top bar, not under it. */
+[data-testid="stChatMessage"], [data-testid="stChatMessage"] details, [id^="evidence-"] { scroll-margin-top: 4.5rem; }
+/* A comparison's cells are read from their first line. */
+[data-testid="stChatMessage"] td { vertical-align: top; }
+/* Beside the answer (side by side from 640 px), the evidence panel is as tall as the answer and
+   scrolls within: the answer never sits beside blank space. */
+@media (min-width: 640px) {
+  [data-testid="stColumn"]:has([class*="st-key-evidence-beside-"]) { align-self: stretch; position: relative; }
+  [data-testid="stColumn"]:has([class*="st-key-evidence-beside-"]) > [data-testid="stVerticalBlock"] {
+    position: absolute; inset: 0; overflow-y: auto;
+  }
+}
+</style>"""
+
+# Run in the page once it is drawn: the latest question is brought to the top of the view, and,
+# installed once per page, a click or tap on a [n] opens its evidence card, folded or not, and
+# shows it. Streamlit keeps a chat page stuck to its foot (the end of the last evidence) while
+# the page grows, and lets go at a scroll it did not make once the page has stopped moving: the
+# question is brought up when the page has been still for a moment, again if it was pulled
+# back, and never once the reader has scrolled or touched the page. When it has stayed there,
+# <body data-question-shown> says how many questions the page holds.
+_FOLLOW_SCRIPT = """<script data-shown='%s'>
+(() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const latest = () => {
+    const asked = document.querySelectorAll('[data-testid="stChatMessageAvatarUser"]');
+    const question = asked[asked.length - 1]?.closest('[data-testid="stChatMessage"]');
+    if (!question) return;
+    const page = document.querySelector('[data-testid="stAppScrollToBottomContainer"]') || document.scrollingElement;
+    // Room below a short last answer, so its question can reach the top of the view at all.
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (main) {
+      main.style.paddingBottom = "";
+      const offset = question.getBoundingClientRect().top - page.getBoundingClientRect().top + page.scrollTop;
+      const short = page.clientHeight - (page.scrollHeight - offset);
+      if (short > 0) main.style.paddingBottom = `calc(${getComputedStyle(main).paddingBottom} + ${short}px)`;
+    }
+    const start = performance.now();
+    let still = start, seen = "", nudged = false, placed = null, over = false;
+    const stop = () => { over = true; };
+    const events = ["wheel", "touchstart", "keydown", "pointerdown"];
+    events.forEach((name) => window.addEventListener(name, stop, {capture: true, passive: true}));
+    const watch = () => {
+      const now = performance.now(), state = `${page.scrollTop} ${page.scrollHeight}`;
+      if (state !== seen) [seen, still] = [state, now];
+      else if (now - still > 150) {
+        still = now;
+        if (placed !== null && Math.abs(question.getBoundingClientRect().top - placed) <= 2) {
+          over = true;
+          document.body.dataset.questionShown = String(asked.length);  // for whoever waits on it
+        } else if (!nudged) {
+          // A step of a pixel first, at which Streamlit measures the page afresh: the scroll
+          // after it is then one it lets go at, and the page does not jump back to its foot.
+          page.scrollBy(0, -1);
+          nudged = true;
+        } else {
+          question.scrollIntoView({block: "start"});
+          placed = question.getBoundingClientRect().top;
+        }
+      }
+      if (!over && now - start < 10000) requestAnimationFrame(watch);
+      else events.forEach((name) => window.removeEventListener(name, stop, {capture: true}));
+    };
+    watch();
+  };
+  const drawn = () => app.dataset.testScriptState === "notRunning";
+  if (drawn()) latest();
+  else {
+    const watch = new MutationObserver(() => { if (drawn()) { watch.disconnect(); latest(); } });
+    watch.observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  }
+  if (window.paperchatCitations) return;
+  window.paperchatCitations = true;
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest?.('a[href^="#evidence-"]');
+    const anchor = link && document.getElementById(link.getAttribute("href").slice(1));
+    const card = anchor?.closest('[data-testid="stElementContainer"]')?.nextElementSibling?.querySelector("details");
+    if (!card) return;
+    event.preventDefault();
+    if (!card.open) card.querySelector("summary").click();
+    history.replaceState(history.state, "", link.getAttribute("href"));
+    requestAnimationFrame(() => {
+      // Beside the answer, only the evidence panel scrolls (the card to its top, or to the top
+      // of the view below the page's bar), and the answer stays where it is read.
+      const panel = card.closest('[data-testid="stColumn"]:has([class*="st-key-evidence-beside-"]) > div');
+      if (panel && panel.scrollHeight > panel.clientHeight) {
+        const top = Math.max(panel.getBoundingClientRect().top, 72);
+        panel.scrollBy({top: card.getBoundingClientRect().top - top});
+      } else card.scrollIntoView({block: "start"});
+      card.animate([{boxShadow: "0 0 0 3px rgba(255, 75, 75, 0.6)"}, {boxShadow: "none"}], {duration: 1600});
+    });
+  }, true);
+})();
+</script>"""
 
 
 class AnswerStream:
@@ -106,18 +212,31 @@ def export(history: Sequence[Answer]) -> None:
 
 def render_turn(answer: Answer, turn: int) -> None:
     """One stored question and its answer, from the final (citation-checked) record: the scope
-    it was asked in, the answer, and beside it the evidence."""
+    it was asked in, the answer, and its evidence: beside a long answer, in a panel as tall as
+    the answer that scrolls; after a short answer or a table, at full width."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(answer.question))
     with st.chat_message("assistant"):
         render_scope(answer)
         render_searched_for(answer.question, answer.standalone_question, answer.analysis, rewritten=False)
+        if not evidence_beside(answer):
+            render_answer(answer, turn)
+            render_evidence(answer, turn)
+            return
         text, evidence = st.columns([3, 2], gap="medium")
         with text:
             render_answer(answer, turn)
-        # Several cited papers scroll in a panel of their own, beside the answer they support.
-        with evidence, st.container(height=_PANEL_HEIGHT if len(answer.cited_sources) > 1 else "content"):
+        with evidence, st.container(key=f"evidence-beside-{turn}"):
             render_evidence(answer, turn)
+
+
+def evidence_beside(answer: Answer) -> bool:
+    """Whether the answer is long enough for its evidence to sit beside it (see _BESIDE_LINES);
+    a table needs the full width."""
+    if answer.table is not None or not answer.cited_sources:
+        return False
+    lines = to_plain(answer.text).splitlines()
+    return sum(math.ceil(len(line) / _LINE_CHARS) for line in lines) >= _BESIDE_LINES
 
 
 def render_scope(answer: Answer) -> None:
@@ -173,6 +292,14 @@ def render_answer(answer: Answer, turn: int) -> None:
         offer_offline(Request(answer.question, offline=True), key=f"offline-{turn}")
     if answer.table is not None:
         render_table_downloads(answer.table, turn)
+    if answer.form in ("collection", "comparison"):
+        offer_table(answer, turn)
+
+
+def offer_table(answer: Answer, turn: int) -> None:
+    ids = answer_papers(answer)
+    if ids and st.button("Open as a table", key=f"open-table-{turn}", icon=":material/table:", help="A column per question of yours, a cited cell per paper"):
+        open_table(SentRows(f"“{answer.question}”, the papers the chat's answer lists", tuple(ids)))
 
 
 def offer_offline(request: Request, *, key: str) -> None:
@@ -188,19 +315,28 @@ def render_choices(answer: Answer, turn: int) -> None:
 
 
 def render_table_downloads(table: ComparisonTable, turn: int) -> None:
-    left, right, _ = st.columns([1, 1, 3])
-    left.download_button(
-        "Table (CSV)", table_csv(table), file_name="comparison.csv", mime="text/csv",
-        key=f"table-csv-{turn}", icon=":material/download:",
-    )
-    right.download_button(
-        "Table (Markdown)", table_markdown_text(table), file_name="comparison.md", mime="text/markdown",
-        key=f"table-md-{turn}", icon=":material/download:",
-    )
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption("Download the table:", width="content")
+        st.download_button(
+            "CSV",
+            table_csv(table),
+            file_name="comparison.csv",
+            mime="text/csv",
+            key=f"table-csv-{turn}",
+            icon=":material/download:",
+        )
+        st.download_button(
+            "Markdown",
+            table_markdown_text(table),
+            file_name="comparison.md",
+            mime="text/markdown",
+            key=f"table-md-{turn}",
+            icon=":material/download:",
+        )
 
 
 def render_evidence(answer: Answer, turn: int) -> None:
-    """The evidence beside the answer: a card per cited paper (its supporting sentences
+    """An answer's evidence: a card per cited paper (its supporting sentences
     highlighted in its abstract, how it meets the question), a collection's further matches, the
     closest papers of a decline, then the papers retrieved but not cited, weak ones greyed."""
     cited = {s.number for s in answer.cited_sources}
@@ -258,11 +394,11 @@ def render_paper(
     for sentence in elsewhere:
         st.markdown(marked(sentence))
     st.markdown(abstract)
-    buttons = st.columns(2)
+    buttons = st.container(horizontal=True)
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
-    buttons[0].button("Summarize", key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
+    buttons.button("Summarize", key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
     if paper.url.startswith(("https://", "http://")):
-        buttons[1].link_button("Open the paper", paper.url, icon=":material/open_in_new:")
+        buttons.link_button("Open the paper", paper.url, icon=":material/open_in_new:")
     elif paper.url:
         st.caption(escape_markdown(paper.url))
 
@@ -295,17 +431,16 @@ def answer_live(
             with st.spinner("Searching the papers…"):
                 sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
             render_searched_for(request.text, sources.standalone_question, sources.analysis)
-            text, _ = st.columns([3, 2], gap="medium")
+            # At full width: where its evidence goes is known once the answer is whole.
             waiting = None
-            with text:
-                if sources.note:
-                    # What no abstract holds comes first: the quotes after it are what they do say.
-                    st.info(escape_markdown(sources.note), icon=":material/info:")
-                if sources.sources and assistant.backend.chat_model is not None:
-                    waiting = st.empty()
-                    waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
-                stream = AnswerStream(events, waiting)
-                show_stream(stream, defuse=assistant.backend.chat_model is not None)
+            if sources.note:
+                # What no abstract holds comes first: the quotes after it are what they do say.
+                st.info(escape_markdown(sources.note), icon=":material/info:")
+            if sources.sources and assistant.backend.chat_model is not None:
+                waiting = st.empty()
+                waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
+            stream = AnswerStream(events, waiting)
+            show_stream(stream, defuse=assistant.backend.chat_model is not None)
         except PaperChatError as error:
             show_error(error)
             if isinstance(error, BackendError):  # the model failed: the abstracts can still answer
@@ -331,7 +466,10 @@ def render_first_screen(assistant: Assistant) -> None:
     asks = examples(assistant.index)
     if not asks:
         bundled = assistant.settings.bundled_corpus
-        st.info(f"The index at {escape_markdown(assistant.index.location)} is empty.", icon=":material/inventory_2:")
+        st.info(
+            f"The index at {escape_markdown(assistant.index.location)} is empty: add papers to ask about them.",
+            icon=":material/inventory_2:",
+        )
         if bundled.is_file() and st.button("Index the bundled papers", type="primary", icon=":material/download:"):
             try:
                 loaded = load_corpus(bundled)
@@ -350,23 +488,40 @@ def render_first_screen(assistant: Assistant) -> None:
 # --- page -------------------------------------------------------------------------------------
 
 
+def follow_latest_question(history: Sequence[Answer]) -> None:
+    """After a new answer, a reload or another conversation opened (not after any other rerun,
+    which leaves the view where the reader put it): the latest question at the top of the view."""
+    shown = [st.session_state.get("conversation"), len(history)]
+    if not history or st.session_state.get("followed") == shown:
+        return
+    st.session_state.followed = shown
+    st.html(_FOLLOW_SCRIPT % json.dumps(shown), unsafe_allow_javascript=True)
+
+
 def chat() -> None:
     st.title("PaperChat")
-    # Drawn before the index and the model load, so the box is there to type into at once.
-    typed = st.chat_input("Ask about the papers")
+    st.html(_STYLE)
+    # Drawn before the index and the model load, so the box is there to type into at once; an
+    # empty index (as the last run found it) takes no question.
+    empty = st.session_state.get("index-empty", False)
+    typed = st.chat_input("Add papers to ask about them" if empty else "Ask about the papers", disabled=empty)
     try:
         assistant = load_assistant()
         history = current_history(assistant.settings)
         # Another process or a teammate on the shared server may have ingested since the last rerun.
         assistant.index.refresh()
+        if (assistant.index.stats().papers == 0) != empty:
+            st.session_state["index-empty"] = not empty
+            st.rerun()
         filters, k = sidebar(assistant, history)
     except PaperChatError as error:  # no index, or a shared server that went away
         show_error(error)
         st.stop()
-    st.caption(
-        f"Ask about {escape_markdown(assistant.index.stats().summary)}. Every claim cites its paper: "
-        "hover over a [n] to see the sentence it rests on, click it to see the abstract."
-    )
+    if not empty:
+        st.caption(
+            f"Ask about {escape_markdown(assistant.index.scope_summary(filters))}. Every claim cites its paper: "
+            "hover over a [n] to see the sentence it rests on, click or tap it to open the paper's abstract."
+        )
     for turn, answer in enumerate(history):
         render_turn(answer, turn)
 
@@ -374,6 +529,7 @@ def chat() -> None:
     if request is None:
         if not history:
             render_first_screen(assistant)
+        follow_latest_question(history)
         return
     answer = answer_live(assistant.offline() if request.offline else assistant, request, history, filters, k)
     if answer is not None:

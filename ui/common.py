@@ -84,6 +84,27 @@ def ask_in_chat(request: Request) -> None:
     st.switch_page("chat.py")
 
 
+TABLE_ROWS = "table-sent"  # SentRows: papers another page sent to the Table page
+TABLE_SENT = "table-sent-unbuilt"  # True until a table of them is built
+
+
+@dataclass(frozen=True)
+class SentRows:
+    """Papers sent to the Table page as its rows (a chat answer's, a map cluster's), and in words
+    where they come from."""
+
+    source: str
+    paper_ids: tuple[str, ...]
+
+
+def open_table(rows: SentRows) -> None:
+    """From another page: go to the Table page, with `rows` chosen as its rows."""
+    st.session_state[TABLE_ROWS] = rows
+    st.session_state[TABLE_SENT] = True
+    st.session_state["table-rows"] = rows.source
+    st.switch_page("table.py")
+
+
 def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
     """The filter widgets (drawn where the caller is, the sidebar on the chat and the library);
     returns the filters and how many papers to retrieve."""

@@ -8,12 +8,13 @@ read from the file only when the URL names another conversation than the session
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import streamlit as st
 
 from rag import Answer, ConversationStore, PaperChatError, Settings
-from rag.conversations import ConversationSummary
+from rag.conversations import ConversationSummary, row_dates
 from rag.markup import escape_markdown
 from ui.common import show_error
 
@@ -72,25 +73,44 @@ def conversations_section(settings: Settings) -> None:
     if not listing.conversations:
         st.caption("Each question you ask is saved here, with its answer.")
     rows = st.container(height=320) if len(listing.conversations) > SHOWN else st.container()
+    dates = row_dates(listing.conversations, reader_now())
     with rows:
-        for summary in listing.conversations:
-            conversation_row(store, summary, current=summary.id == st.session_state.get("conversation"))
+        for summary, date in zip(listing.conversations, dates, strict=True):
+            conversation_row(store, summary, date, current=summary.id == st.session_state.get("conversation"))
     for skipped in listing.skipped:
         st.caption(escape_markdown(f"Not listed: {skipped} ({skipped.hint})"))
 
 
-def conversation_row(store: ConversationStore, summary: ConversationSummary, *, current: bool) -> None:
+def reader_now() -> datetime:
+    """Now in the reader's time zone (the browser's), so the list's dates are theirs; the
+    server's where the browser does not say."""
+    try:
+        return datetime.now(ZoneInfo(st.context.timezone or ""))
+    except (ZoneInfoNotFoundError, ValueError):
+        return datetime.now().astimezone()
+
+
+def conversation_row(store: ConversationStore, summary: ConversationSummary, date: str, *, current: bool) -> None:
     id = summary.id
     title, more = st.columns([5, 1], vertical_alignment="center")
     questions = "1 question" if summary.turns == 1 else f"{summary.turns} questions"
+    # The date first: a long title is cut at the button's end, and the date tells rows apart.
+    date = escape_markdown(date) if current else f":gray[{escape_markdown(date)}]"
     title.button(
-        escape_markdown(summary.title), key=f"conversation-open-{id}", on_click=open_conversation, args=(id,),
-        type="primary" if current else "tertiary", icon=":material/chat:" if current else None, width="stretch",
+        f"{date} {escape_markdown(summary.title)}",
+        key=f"conversation-open-{id}",
+        on_click=open_conversation,
+        args=(id,),
+        type="primary" if current else "tertiary",
+        icon=":material/chat:" if current else None,
+        width="stretch",
         # The whole title: the button cuts a long one to its width.
         help=f"{escape_markdown(summary.title)} — {questions}, the last on {summary.updated.astimezone(UTC):%Y-%m-%d %H:%M} UTC",
     )
     # Drawn only while open: a long list would otherwise send four widgets per row on every rerun.
-    menu = more.popover("", icon=":material/more_vert:", help="Rename or delete", key=f"conversation-menu-{id}", on_change="rerun")
+    menu = more.popover(
+        "", icon=":material/more_vert:", help="Rename or delete", key=f"conversation-menu-{id}", on_change="rerun"
+    )
     if not menu.open:
         return
     with menu:

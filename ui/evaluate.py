@@ -1,8 +1,10 @@
 """PaperChat's Evaluate page: the answer-quality evaluation of `paperchat eval`, from the browser.
 
-Presentation only: `rag.evalrun.evaluate` runs the set as `paperchat eval` does (index, judge,
-`run_eval`, the report's folder under `Settings.reports_dir`), and `rag.report` reads it back. The page draws a report from
-its folder, so a run just made and a past one look the same.
+Presentation only: `rag.evalsets.question_sets` lists the sets that can run here (the seed set,
+of the bundled papers, first), `rag.evalrun.evaluate` runs one as `paperchat eval` does (index,
+judge, `run_eval`, the report's folder under `Settings.reports_dir`, in the user's data dir), and
+`rag.report` reads it back. The page draws a report from its folder, so a run just made and a
+past one look the same.
 """
 
 from __future__ import annotations
@@ -14,18 +16,16 @@ import streamlit as st
 
 from rag import Assistant, PaperChatError
 from rag.evalrun import Run, evaluate
-from rag.evalsets import load_eval_set, load_upload
+from rag.evalsets import SetFile, load_eval_set, load_upload, question_sets
 from rag.evaluate import compare
 from rag.markup import defuse_markdown, escape_markdown, marked, to_markdown, to_plain
 from rag.metrics import METRICS, description, label
 from rag.outcomes import checked_metrics, failing, outcomes, reasons
 from rag.records import EvalReport, EvalSet, QuestionOutcome
-from rag.report import PLOTS, incomplete, list_reports, read_report
+from rag.report import PLOTS, agreement_text, incomplete, list_reports, read_report
 from rag.retrieval import RETRIEVERS
 from ui.common import load_assistant, show_error
 
-ROOT = Path(__file__).resolve().parents[1]
-SETS = ROOT / "eval" / "sets"
 UPLOAD = "Upload a question set…"
 MAX_K = 50  # as `paperchat eval --k`
 
@@ -33,21 +33,27 @@ MAX_K = 50  # as `paperchat eval --k`
 # --- running ----------------------------------------------------------------------------------
 
 
-def question_sets() -> dict[str, Path]:
-    """The sets under eval/sets: each question set (.jsonl) and each BEIR folder (queries.jsonl)."""
-    files = {p.name: p for p in sorted(SETS.glob("*.jsonl"))}
-    folders = {f"{q.parent.name}/ (BEIR)": q.parent for q in sorted(SETS.glob("*/queries.jsonl"))}
-    return files | folders
+def unavailable(sets: list[SetFile]) -> None:
+    """The sets not offered, as the corpus each is judged over is not here."""
+    needs: dict[Path | None, list[str]] = {}
+    for s in sets:
+        needs.setdefault(s.corpus, []).append(s.name)
+    for corpus, names in needs.items():
+        st.caption(escape_markdown(f"Not offered, as {corpus} is not on this machine: {', '.join(names)}."))
 
 
 def run_form(assistant: Assistant) -> None:
     """The set and the options; Run evaluates and keeps the run in the session."""
-    sets = question_sets()
+    listed = question_sets()
+    sets = {s.name: s.path for s in listed if s.available}
+    # The first is the default: a set of the papers that ship with PaperChat.
     choice = st.selectbox("Question set", [*sets, UPLOAD], help="The .jsonl question sets and BEIR folders in eval/sets/")
+    unavailable([s for s in listed if not s.available])
     upload = None
     if choice == UPLOAD:
         upload = st.file_uploader(
-            "Question set file", type=["jsonl"],
+            "Question set file",
+            type=["jsonl"],
             help='One JSON object per line: {"id": ..., "question": ..., "gold": [paper ids], "type": ...}',
         )
     st.markdown(f"**Backend:** {escape_markdown(assistant.backend.label)}")
@@ -60,9 +66,7 @@ def run_form(assistant: Assistant) -> None:
         return
     try:
         eval_set = load_upload(upload.name, upload.getvalue()) if upload else load_eval_set(sets[choice])
-        st.session_state.eval_run = run_set(
-            assistant, eval_set, k=k, retriever=retriever, answers=not ranking_only, limit=limit
-        )
+        st.session_state.eval_run = run_set(assistant, eval_set, k=k, retriever=retriever, answers=not ranking_only, limit=limit)
     except PaperChatError as error:
         show_error(error)
 
@@ -76,11 +80,22 @@ def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, 
             return lambda done, total: bar.progress(done / total if total else 1.0, text=f"{what} {done}/{total}")
 
         run = evaluate(
-            eval_set, assistant.settings, assistant=assistant, retriever=retriever, answers=answers, k=k,
-            limit=limit, indexing=progress(f"Indexing {eval_set.name}"), asking=progress("Asking"),
+            eval_set,
+            assistant.settings,
+            assistant=assistant,
+            retriever=retriever,
+            answers=answers,
+            k=k,
+            limit=limit,
+            indexing=progress(f"Indexing {eval_set.name}"),
+            asking=progress("Asking"),
         )
         report = run.report
-        scored = f"{len(report.items) - report.failed} of {len(report.question_ids)} questions scored" if incomplete(report) else f"{len(report.items)} questions"
+        scored = (
+            f"{len(report.items) - report.failed} of {len(report.question_ids)} questions scored"
+            if incomplete(report)
+            else f"{len(report.items)} questions"
+        )
         status.update(
             label=f"{escape_markdown(eval_set.name)}: {scored}", state="error" if report.stopped else "complete", expanded=False
         )
@@ -111,11 +126,13 @@ def render_report(folder: Path, *, key: str) -> None:
         return
     model = f" ({report.model})" if report.model else ""
     st.subheader(escape_markdown(folder.name))
-    st.caption(escape_markdown(
-        f"{report.set_name}: {len(report.question_ids)} questions · backend {report.backend}{model} · "
-        f"judge {report.judge or 'none (ranking only)'} · retriever {report.retriever} · "
-        f"answers see {report.k} papers, rankings scored {report.depth} deep · {report.created}"
-    ))
+    st.caption(
+        escape_markdown(
+            f"{report.set_name}: {len(report.question_ids)} questions · backend {report.backend}{model} · "
+            f"judge {report.judge or 'none (ranking only)'} · retriever {report.retriever} · "
+            f"answers see {report.k} papers, rankings scored {report.depth} deep · {report.created}"
+        )
+    )
     shortfall = incomplete(report)
     if shortfall:
         st.warning(escape_markdown(f"Incomplete: {shortfall}.") + f" `paperchat eval --resume {folder}` asks them again.")
@@ -127,21 +144,20 @@ def render_report(folder: Path, *, key: str) -> None:
             for m, v in report.metrics.items()
         ],
         column_config={
-            "value": st.column_config.NumberColumn(format="%.3f", width="small", help="The mean over the questions it applies to"),
+            "value": st.column_config.NumberColumn(
+                format="%.3f", width="small", help="The mean over the questions it applies to"
+            ),
             "items": st.column_config.NumberColumn(width="small", help="How many questions it applies to"),
             "what it measures": st.column_config.TextColumn(width="large"),
         },
-        hide_index=True, height="content",
+        hide_index=True,
+        height="content",
     )
     failed = [{"failed question": i.id, "question": i.question, "error": i.error} for i in report.items if i.error]
     if failed:
         st.dataframe(failed, hide_index=True)
     if report.judge_agreement:
-        a = report.judge_agreement
-        st.markdown(
-            f"Judge agreement (LLM vs offline similarity judge) on {int(a['pairs'])} support decisions: "
-            f"{a['agreement']:.3f} raw, Cohen's kappa {a['kappa']:.3f}."
-        )
+        st.markdown(escape_markdown(agreement_text(report)))
     if len(report.by_type) > 1:
         st.markdown("**By question type**")
         # A row per metric, as in the table above; the types are few, the metrics many.
@@ -152,14 +168,17 @@ def render_report(folder: Path, *, key: str) -> None:
                 if any(m in metrics for metrics in report.by_type.values())
             ],
             column_config={kind: st.column_config.NumberColumn(format="%.3f") for kind in report.by_type},
-            hide_index=True, height="content", placeholder="",
+            hide_index=True,
+            height="content",
+            placeholder="",
         )
     render_questions(report, key=f"{key}-{folder.name}")
     st.markdown("**Latency**")
     st.dataframe(
         [{"stage": s, "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000} for s, v in report.latency.items()],
         column_config={c: st.column_config.NumberColumn(format="%.0f") for c in ("p50 (ms)", "p95 (ms)")},
-        hide_index=True, width="content",
+        hide_index=True,
+        width="content",
     )
     plots = [p for p in PLOTS if (folder / p).is_file()]
     # A folder may hold report.json alone (copied, or plots deleted), and st.tabs needs a tab.
@@ -168,12 +187,20 @@ def render_report(folder: Path, *, key: str) -> None:
             tab.image(str(folder / plot))
     json_col, md_col, _ = st.columns([1, 1, 3])
     json_col.download_button(
-        "report.json", (folder / "report.json").read_bytes(), file_name=f"{folder.name}.json",
-        mime="application/json", key=f"{key}-json", icon=":material/download:",
+        "report.json",
+        (folder / "report.json").read_bytes(),
+        file_name=f"{folder.name}.json",
+        mime="application/json",
+        key=f"{key}-json",
+        icon=":material/download:",
     )
     md_col.download_button(
-        "report.md", (folder / "report.md").read_bytes(), file_name=f"{folder.name}.md",
-        mime="text/markdown", key=f"{key}-md", icon=":material/download:",
+        "report.md",
+        (folder / "report.md").read_bytes(),
+        file_name=f"{folder.name}.md",
+        mime="text/markdown",
+        key=f"{key}-md",
+        icon=":material/download:",
     )
 
 
@@ -192,7 +219,10 @@ def render_questions(report: EvalReport, *, key: str) -> None:
     names = {ALL: "All questions", FAILED: "Failures (any check)"} | {m: f"Failed: {label(m)}" for m in metrics}
     st.markdown("**Questions**")
     shown_by = st.selectbox(
-        "Show", list(counts), format_func=lambda c: f"{names[c]} ({counts[c]})", key=f"{key}-show",
+        "Show",
+        list(counts),
+        format_func=lambda c: f"{names[c]} ({counts[c]})",
+        key=f"{key}-show",
         help="Every question, those that failed any check or failed to run, or those that failed one check",
     )
     shown = rows if shown_by == ALL else failing(rows, None if shown_by == FAILED else shown_by)
@@ -221,7 +251,10 @@ def render_questions(report: EvalReport, *, key: str) -> None:
             "gold": st.column_config.ListColumn(help="The papers a right answer rests on"),
         },
         # A selection is of a row of this very list: each filter keeps its own.
-        key=f"{key}-questions-{shown_by}", on_select="rerun", selection_mode="single-row", hide_index=True,
+        key=f"{key}-questions-{shown_by}",
+        on_select="rerun",
+        selection_mode="single-row",
+        hide_index=True,
     )
     selected = event.selection.rows
     if selected:
@@ -284,9 +317,12 @@ def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
             ],
             column_config={
                 "rank": st.column_config.NumberColumn(help="Its place in the ranking scored; blank when not in it"),
-                "listed": st.column_config.CheckboxColumn(help="Given by the answer: cited, or among a collection's further matches"),
+                "listed": st.column_config.CheckboxColumn(
+                    help="Given by the answer: cited, or among a collection's further matches"
+                ),
             },
-            hide_index=True, height="content",
+            hide_index=True,
+            height="content",
         )
 
 
@@ -322,9 +358,7 @@ def past_reports() -> None:
 def render_deltas(before: EvalReport, after: EvalReport) -> None:
     """Each metric of A and B and the change, green where B is better and red where worse."""
     deltas = compare(before, after)
-    table = pd.DataFrame(
-        [{"metric": label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
-    )
+    table = pd.DataFrame([{"metric": label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas])
     colours = [{True: "color: #1a7f37", False: "color: #cf222e"}.get(d.better, "") for d in deltas]
     styled = (
         table.style.format("{:.3f}", subset=["A", "B"], na_rep="")
@@ -340,8 +374,7 @@ def render_deltas(before: EvalReport, after: EvalReport) -> None:
 def main() -> None:
     st.title("Evaluate")
     st.markdown(
-        "Ask a question set, score retrieval, citations, faithfulness and refusals, "
-        "and write a report, as `paperchat eval` does."
+        "Ask a question set, score retrieval, citations, faithfulness and refusals, and write a report, as `paperchat eval` does."
     )
     try:
         assistant = load_assistant()
@@ -352,7 +385,11 @@ def main() -> None:
     run: Run | None = st.session_state.get("eval_run")
     if run is not None:
         if run.missing_gold:
-            st.warning(escape_markdown(f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}"))
+            st.warning(
+                escape_markdown(
+                    f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}"
+                )
+            )
         render_report(run.folder, key="run")
     past_reports()
 

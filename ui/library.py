@@ -1,7 +1,7 @@
 """PaperChat's Library page: the indexed papers under the chat's filters, listed as a table or,
-for a search query, as the hybrid ranking with each paper's best matching sentence; an opened
-paper shows its abstract and BibTeX, asks the chat about it, or leaves the index; files of papers
-are added here.
+for a search query, as the hybrid ranking with each paper's best matching sentence; a paper,
+opened in a dialog over the list (a click on its row or its result's Open), shows its abstract
+and BibTeX, asks the chat about it, or leaves the index; files of papers are added here.
 
 Presentation only: the rows and their narrowing come from `rag.library`, the papers the filters
 admit from `Index.matching`, the ranking from `Assistant.search_papers`. Text from the corpus
@@ -10,7 +10,7 @@ goes through `escape_markdown` / `to_markdown` wherever Streamlit reads Markdown
 The elements' keys are stable, for tests and a browser: library-query, library-narrow,
 library-table, library-hit-N and library-open-N (the Nth result), library-paper (the open paper),
 library-ask, library-bibtex, library-remove, library-remove-confirm, library-remove-cancel,
-library-close; library-upload, library-skip-invalid and library-ingest in the sidebar.
+library-close; library-upload, library-skip-invalid and library-ingest under "Add papers".
 """
 
 from __future__ import annotations
@@ -18,17 +18,20 @@ from __future__ import annotations
 import pyarrow as pa
 import streamlit as st
 
-from rag import Assistant, Filters, Index, PaperChatError, PaperMatch, PaperNotFoundError
+from rag import Assistant, Filters, Index, Paper, PaperChatError, PaperMatch, PaperNotFoundError
+from rag.answering.research import MAX_ROWS
 from rag.corpus import load_upload
 from rag.export import bibtex, venue_year
 from rag.library import LibraryRow, library_rows, narrowed
 from rag.markup import escape_markdown, marked, to_markdown
 from ui.common import (
     Request,
+    SentRows,
     ask_in_chat,
     choose_filters,
     ingest_with_progress,
     load_assistant,
+    open_table,
     relevance_markdown,
     show_byline,
     show_error,
@@ -41,6 +44,9 @@ SHOWN = "library-shown"  # the ids of the papers the table lists, in its row ord
 CONFIRM = "library-confirm"  # the id of the paper whose removal waits for a confirmation
 FOUND = "library-found"  # the last search: what was asked, and the matches
 NO_SELECTION = {"selection": {"rows": [], "columns": [], "cells": []}}
+ROW_HEIGHT = 72  # pixels: four lines of a cell's text
+HEADER_HEIGHT = 38  # pixels: the header row and the borders
+ROWS_SHOWN = 10  # the table's height in rows; more scroll inside it
 
 
 def papers(n: int) -> str:
@@ -54,14 +60,17 @@ def upload(index: Index) -> None:
     """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
     limits = index.settings.limits
     file = st.file_uploader(
-        "Corpus file", type=["txt", "jsonl", "gz", "csv", "bib"],
+        "Corpus file",
+        type=["txt", "jsonl", "gz", "csv", "bib"],
         help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
         # The browser refuses a larger file before sending it; Streamlit's server refuses above
         # its own server.maxUploadSize whatever this says, so the smaller is the true limit.
         max_upload_size=min(limits.max_upload_mb, st.get_option("server.maxUploadSize")),
         key="library-upload",
     )
-    skip_invalid = st.checkbox("Skip invalid records", help="Load the valid records and list the others", key="library-skip-invalid")
+    skip_invalid = st.checkbox(
+        "Skip invalid records", help="Load the valid records and list the others", key="library-skip-invalid"
+    )
     if file is not None and st.button("Ingest", type="primary", key="library-ingest"):
         try:
             loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid, limits=limits)
@@ -107,24 +116,54 @@ def browse(index: Index, admitted: set[str] | None) -> None:
         st.session_state[TABLE] = NO_SELECTION
         st.session_state[SHOWN] = ids
     st.dataframe(
-        pa.table({
-            "Title": [r.title for r in shown],
-            "Authors": [r.authors for r in shown],
-            "Category": [r.category for r in shown],
-            "Venue": [r.venue for r in shown],
-            "Year": pa.array([r.year for r in shown], pa.int32()),
-        }),
-        column_config={"Title": st.column_config.TextColumn(width="large"), "Year": st.column_config.NumberColumn(format="%d")},
-        hide_index=True, key=TABLE, on_select="rerun", selection_mode="single-row", placeholder="",
+        pa.table(
+            {
+                "Title": [r.title for r in shown],
+                "Authors": [r.authors for r in shown],
+                "Category": [r.category for r in shown],
+                "Venue": [r.venue for r in shown],
+                "Year": pa.array([r.year for r in shown], pa.int32()),
+            }
+        ),
+        # In all 855 px, which the main pane (940 px at 1400 px beside the sidebar) holds; the
+        # columns grow to fill a wider one. A cell's text wraps, which Streamlit does only in rows
+        # taller than 4rem, to four lines: some 55 characters a line of a title, so the longest
+        # of the 13,687 in the scale corpus (189) is read whole.
+        column_config={
+            "Title": st.column_config.TextColumn(width=380),
+            "Authors": st.column_config.TextColumn(width=200),
+            "Category": st.column_config.TextColumn(width=150),
+            "Venue": st.column_config.TextColumn(width=75),
+            "Year": st.column_config.NumberColumn(width=50, format="%d"),
+        },
+        row_height=ROW_HEIGHT,
+        height=min(len(shown), ROWS_SHOWN) * ROW_HEIGHT + HEADER_HEIGHT,
+        # A click on any cell opens its row's paper, as a click on the row's box does.
+        hide_index=True,
+        key=TABLE,
+        on_select="rerun",
+        selection_mode=["single-row", "single-cell"],
+        placeholder="",
     )
-    st.caption("Pick a row to open its paper; a column's header sorts by it.")
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption("Click a paper to open it; a column's header sorts by it.")
+        narrow = f" with “{words.strip()}”" if words.strip() else ""
+        offer_table(ids, f"the Library's list{narrow}", key="library-as-table")
+
+
+def offer_table(ids: list[str], source: str, *, key: str) -> None:
+    """A button that makes the papers shown the rows of a research table (the first `MAX_ROWS`)."""
+    taken = ids[:MAX_ROWS]
+    label = f"Open as a table ({len(taken)} papers{'' if len(ids) <= MAX_ROWS else f' of {len(ids)}'})"
+    if ids and st.button(label, key=key, icon=":material/table:"):
+        open_table(SentRows(source, tuple(taken)))
 
 
 def picked_in_table() -> None:
     """A row picked in the table opens its paper. The row number is of the list the table showed
     when it was picked, the last run's."""
     state = st.session_state.get(TABLE)
-    picked = state["selection"]["rows"] if state else []
+    picked = [*state["selection"]["rows"], *(row for row, _ in state["selection"]["cells"])] if state else []
     shown = st.session_state.get(SHOWN, [])
     if picked and picked[0] < len(shown):
         st.session_state[OPEN] = shown[picked[0]]
@@ -154,7 +193,9 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
     if not matches:
         st.info("No paper matches: the filters leave none.")
         return
-    st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
+        offer_table([m.source.paper.id for m in matches], f"the Library's search for “{query}”", key="library-results-as-table")
     for match in matches:
         result(match)
 
@@ -199,29 +240,51 @@ def cancel_removal() -> None:
 
 
 def show_paper(index: Index, paper_id: str) -> None:
-    """The paper: byline; ask the chat about it, its link, BibTeX, remove it; abstract with its
-    math, BibTeX shown."""
+    """The open paper, in a dialog over the list: wherever the list is scrolled, the paper opens
+    in view at a readable width, and the list keeps its width, scroll and place beneath it."""
     try:
         paper = index.get(paper_id)
     except PaperNotFoundError:  # removed meanwhile, by another session or process
         close_paper()
         return
-    with st.container(border=True, key="library-paper"):
-        st.subheader(title_markdown(paper))
+    # Dismissed (its X, Escape, a click outside), it closes as its Close button does.
+    opened = st.dialog(title_markdown(paper), width="medium", icon=":material/article:", on_dismiss=close_paper)
+    opened(paper_panel)(index, paper)
+
+
+def paper_panel(index: Index, paper: Paper) -> None:
+    """The paper: byline; ask the chat about it, its link, BibTeX, remove it; abstract with its
+    math, BibTeX shown. A dialog's button reruns the dialog alone; st.rerun draws the page anew."""
+    with st.container(key="library-paper"):
         show_byline(paper)
         entry = bibtex([paper])
         linked = paper.url.startswith(("https://", "http://"))
         with st.container(horizontal=True):
             if st.button("Ask about this paper", key="library-ask", icon=":material/chat:", type="primary"):
+                close_paper()  # back on the Library, the list, not this paper again
                 # As the chat's own summary buttons ask it.
                 ask_in_chat(Request(f"Summarize “{paper.display_title}”", summary_of=paper.id))
             if linked:
                 st.link_button("Open the paper", paper.url, icon=":material/open_in_new:")
             st.download_button(
-                "BibTeX", entry, file_name="paper.bib", mime="application/x-bibtex", key="library-bibtex", icon=":material/download:"
+                "BibTeX",
+                entry,
+                file_name="paper.bib",
+                mime="application/x-bibtex",
+                key="library-bibtex",
+                icon=":material/download:",
+                on_click="ignore",  # a download changes nothing on the page
             )
-            st.button("Remove from the index", key="library-remove", icon=":material/delete:", on_click=ask_to_remove, args=(paper.id,))
-            st.button("Close", key="library-close", icon=":material/close:", on_click=close_paper)
+            st.button(
+                "Remove",
+                key="library-remove",
+                icon=":material/delete:",
+                help="Remove it from the index (asks first)",
+                on_click=ask_to_remove,
+                args=(paper.id,),
+            )
+            if st.button("Close", key="library-close", icon=":material/close:", on_click=close_paper):
+                st.rerun()
         if st.session_state.get(CONFIRM) == paper.id:
             removal(index, paper.id, paper.display_title)
         if paper.url and not linked:  # not a web address: shown, never a link
@@ -285,20 +348,17 @@ def library() -> None:
     if not total:
         st.info(f"The index at {escape_markdown(index.location)} is empty: add a file of papers above.")
     query = st.text_input(
-        "Search the papers", key="library-query", placeholder="a topic, a method or a question; the hybrid ranking lists the best",
+        "Search the papers",
+        key="library-query",
+        placeholder="a topic, a method or a question; the hybrid ranking lists the best",
     ).strip()
     picked_in_table()
-    # The open paper beside the list, so that picking another row or result is one click away.
-    listing, beside = st.columns([3, 2], gap="medium") if OPEN in st.session_state else (st.container(), None)
-    if beside is not None:
-        with beside:  # drawn before the table, whose selection closing the paper clears
-            show_paper(index, st.session_state[OPEN])
-    with listing:
-        if query:
-            results(assistant, query, filters, k)
-        else:
-            browse(index, admitted)
+    if OPEN in st.session_state:  # before the table, whose selection closing the paper clears
+        show_paper(index, st.session_state[OPEN])
+    if query:
+        results(assistant, query, filters, k)
+    else:
+        browse(index, admitted)
 
 
 library()
-

@@ -1,6 +1,6 @@
-"""PaperChat's Map page: the corpus in two dimensions, each paper a point coloured by its cluster,
-each cluster named by its distinctive words. Choosing a cluster, by a click on the map or from
-the list, shows its papers and can ask the chat about it.
+"""PaperChat's Map page: the corpus in two dimensions, each paper a point coloured by its cluster
+(or, in a small corpus, its category), each group named at its centre and in a legend. Choosing a
+group, by a click on the map or from the list, shows its papers and can ask the chat about it.
 
 Presentation only: `Index.corpus_map` makes the map (`rag.corpusmap`) once per ingest and keeps
 it, on disk for other processes and in memory for reruns. The chart's data is the points'
@@ -15,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from rag import Index, PaperChatError
+from rag.answering.research import MAX_ROWS
 from rag.markup import escape_markdown
 from rag.records import CorpusMap, MapCluster
-from ui.common import Request, ask_in_chat, load_assistant, show_error
+from ui.common import Request, SentRows, ask_in_chat, load_assistant, open_table, show_error
 
 CHOSEN = "map_cluster"  # the chosen cluster's number, the list's session state
 CHART = "map_chart"
@@ -40,9 +41,13 @@ def load_map(index: Index) -> CorpusMap:
     return corpus_map
 
 
+def plural(corpus_map: CorpusMap) -> str:
+    return "categories" if corpus_map.by_category else "clusters"
+
+
 def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
-    """The points coloured by cluster, the chosen cluster's brighter, and each cluster's name at
-    its centre; a click on a point chooses its cluster."""
+    """The points coloured by group, the chosen group's brighter, each group's name at its
+    medoid and a legend of their colours; a click on a point chooses its group."""
     # The narrowest types that hold them: the browser gets these columns on every change of choice.
     points = pd.DataFrame(
         {
@@ -65,6 +70,19 @@ def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
     position = [alt.X("x:Q", axis=None), alt.Y("y:Q", axis=None)]
     # Points big enough to click among 20 papers, small enough to tell apart among 14k.
     size = min(120, max(8, 2000 / len(points) ** 0.5))
+    kind = corpus_map.kind.capitalize()
+    colours = alt.Scale(domain=[c.label for c in corpus_map.clusters], range=[c.colour for c in corpus_map.clusters])
+    # Below the map, in columns: thirty names on its right would take a third of its width.
+    # Full colour in the legend, whichever group is chosen (the others' points are faint then).
+    legend = alt.Legend(
+        title=plural(corpus_map).capitalize(),
+        orient="bottom",
+        columns=2,
+        labelLimit=420,
+        symbolType="circle",
+        symbolSize=120,
+        symbolOpacity=1,
+    )
     dots = (
         alt.Chart(points)
         .mark_circle(size=size)
@@ -73,15 +91,17 @@ def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
         .transform_lookup(lookup="cluster", from_=alt.LookupData(names, key="cluster", fields=["label"]))
         .encode(
             *position,
-            color=alt.Color("cluster:N", legend=None, scale=alt.Scale(scheme="tableau20")),
-            opacity=alt.value(0.8) if chosen is None else alt.condition(alt.datum.cluster == chosen, alt.value(0.9), alt.value(0.12)),
-            tooltip=[alt.Tooltip("title:N", title="Paper"), alt.Tooltip("label:N", title="Cluster")],
+            color=alt.Color("label:N", scale=colours, legend=legend),
+            opacity=alt.value(0.8)
+            if chosen is None
+            else alt.condition(alt.datum.cluster == chosen, alt.value(0.9), alt.value(0.12)),
+            tooltip=[alt.Tooltip("title:N", title="Paper"), alt.Tooltip("label:N", title=kind)],
         )
         .add_params(pick)
     )
     text = alt.Chart(names).encode(*position, text="name:N")
-    # Just above the centre, where a cluster of one paper has its point; a white outline under
-    # each name keeps it legible over the points.
+    # Just above its medoid, one of its own points; a white outline under each name keeps it
+    # legible over the points.
     style = {"fontSize": 12, "fontWeight": "bold", "dy": -(size**0.5) - 4}
     halo = text.mark_text(**style, stroke="white", strokeWidth=4, strokeJoin="round")
     return alt.layer(dots, halo, text.mark_text(**style)).properties(height=560)
@@ -99,9 +119,14 @@ def cluster_panel(corpus_map: CorpusMap, cluster: MapCluster) -> None:
     st.subheader(escape_markdown(cluster.label))
     st.caption(f"{cluster.papers}, the most typical first")
     question = cluster.question
-    if question is not None and st.button("Ask about this cluster", type="primary", icon=":material/chat:"):
-        ask_in_chat(Request(question))
-    titles = pd.DataFrame({"Paper": [title for _, title in corpus_map.members(cluster.number)]})
+    members = corpus_map.members(cluster.number)
+    with st.container(horizontal=True):
+        if question is not None and st.button(f"Ask about this {corpus_map.kind}", type="primary", icon=":material/chat:"):
+            ask_in_chat(Request(question))
+        if st.button(f"Open as a table ({min(len(members), MAX_ROWS)} papers)", icon=":material/table:", key="map-table"):
+            ids = tuple(paper_id for paper_id, _ in members[:MAX_ROWS])
+            open_table(SentRows(f"the {corpus_map.kind} “{cluster.label}” on the map", ids))
+    titles = pd.DataFrame({"Paper": [title for _, title in members]})
     st.dataframe(titles, hide_index=True, width="stretch")
 
 
@@ -126,18 +151,24 @@ def main() -> None:
         # The index changed since the cluster was chosen: its number names another cluster now.
         st.session_state.pop(CHOSEN, None)
         st.session_state[SHOWN] = corpus_map
+    kind = corpus_map.kind
+    grouped = (
+        "grouped by the categories the corpus gives them (at this size they make better groups than clusters)"
+        if corpus_map.by_category
+        else "each cluster named by the phrases that set it apart"
+    )
     st.caption(
-        f"{len(corpus_map.paper_ids):,} papers in {len(by_number)} clusters, placed by the meaning of their "
-        "abstracts and named by the words that set each cluster apart. Click a point to choose its cluster."
+        f"{len(corpus_map.paper_ids):,} papers in {len(by_number)} {plural(corpus_map)}, placed by the meaning of their "
+        f"abstracts, {grouped}. Click a point to choose its {kind}."
     )
     chosen = st.session_state.get(CHOSEN)
     st.altair_chart(chart(corpus_map, chosen), key=CHART, on_select=clicked, selection_mode="pick")
     number = st.selectbox(
-        "Cluster",
+        kind.capitalize(),
         list(by_number),
         format_func=lambda n: f"{by_number[n].label} ({by_number[n].papers})",
         index=None,
-        placeholder="Choose a cluster, or click one on the map",
+        placeholder=f"Choose a {kind}, or click one on the map",
         key=CHOSEN,
     )
     if number is not None:

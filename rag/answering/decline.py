@@ -2,7 +2,7 @@
 
 The wording lives in prompts/ (`not_covered`, `unclear`, `beyond_abstracts`, `partly_covered`,
 `not_reported`, `weak_match`). A decline cites nothing; the closest papers go beside it, as papers that do not
-answer the question, never as support.
+answer the question, never as support: closest first, by the similarity shown beside each.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from collections.abc import Sequence
 
 from rag.markup import escape_markdown
 from rag.prompts import load_prompt
-from rag.records import Answerability, Coverage
+from rag.records import Answerability, Coverage, Relevance, Source
 
-__all__ = ["decline_text", "partial_note"]
+__all__ = ["CLOSEST", "closest_papers", "decline_text", "partial_note"]
+
+# Papers shown beside a decline as the closest, which do not answer the question.
+CLOSEST = 3
 
 
 def _listing(items: Sequence[str]) -> str:
@@ -42,3 +45,12 @@ def partial_note(answerability: Answerability) -> str:
     if not notes and answerability.coverage == Coverage.PARTLY:
         notes.append(load_prompt("weak_match"))
     return " ".join(notes)
+
+
+def closest_papers(sources: Sequence[Source], found: Sequence[Relevance], count: int = CLOSEST) -> tuple[Source, ...]:
+    """The papers shown beside a decline: the ranking's first `count` (`sources` is in its order),
+    closest first by the similarity a reader is shown for each (`found`), the ranking's order among
+    equals, and numbered 1.. in that order so "[2]" and "the second one" are the second one sees."""
+    similarity = {r.paper_id: r.similarity for r in found}
+    ordered = sorted(sources[:count], key=lambda s: -similarity.get(s.paper.id, 0.0))
+    return tuple(s.model_copy(update={"number": n}) for n, s in enumerate(ordered, 1))

@@ -15,6 +15,10 @@ answer:
   and in this corpus (a word every abstract has tells no paper apart). Coined names ("MoH",
   "ImageNet", "top-1") are entities, met only as written;
 - its focus, the question without its framing words, which is what the embedding model matches.
+
+A follow-up the rules join to the question it follows up on ("what about its results? (following
+up on: How does MoH work?)", `with_context`) is read as two questions: the joining words are
+never key terms (see `_follow_up`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ __all__ = [
     "analyze",
     "clean_question",
     "question_focus",
+    "split_context",
+    "with_context",
 ]
 
 
@@ -902,22 +908,125 @@ def key_terms(text: str, profile: CorpusProfile) -> tuple[tuple[KeyTerm, ...], t
 _NAME_TOKEN = re.compile(r"[^\s,;:!?()\[\]\"“”]+")
 
 
-def _named_papers(text: str, names: Mapping[str, str]) -> tuple[str, ...]:
-    """The papers whose short name the question uses ("MoH", "Flat-LoRA"), as written: a lookup of
+def _names_used(text: str, names: Mapping[str, str]) -> list[str]:
+    """The papers' short names the question uses ("MoH", "Flat-LoRA"), as written: a lookup of
     the question's one- to three-word spans, so it costs the same for 20 names or 20,000."""
     tokens = [t.strip(".'’") for t in _NAME_TOKEN.findall(text)]
     tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
-    found = []
-    for size in (3, 2, 1):
-        for start in range(len(tokens) - size + 1):
-            paper_id = names.get(" ".join(tokens[start : start + size]))
-            if paper_id and paper_id not in found:
-                found.append(paper_id)
-    return tuple(found)
+    spans = (" ".join(tokens[start : start + size]) for size in (3, 2, 1) for start in range(len(tokens) - size + 1))
+    return list(dict.fromkeys(span for span in spans if span in names))
+
+
+def _named_papers(text: str, names: Mapping[str, str]) -> tuple[str, ...]:
+    """The papers whose short name the question uses."""
+    return tuple(dict.fromkeys(names[name] for name in _names_used(text, names)))
+
+
+# --- follow-ups joined to the question they follow up on --------------------------------------
+
+# How `rag.answering.followup` joins a follow-up that leans on the last question to it, when no
+# rule or model makes it standalone; read back here, so the joining words are never key terms.
+_CONTEXT_MARK = " (following up on: "
+# A comparison of two sides: "compare X to / with / and Y", "the difference between X and Y", "X
+# versus Y", "is X faster than Y" ("rather than", "other than" compare nothing).
+_SIDES = re.compile(
+    r"\b(?:compar|contrast|differ)\w*\b.*\b(?:to|with|and|from|against)\b|\b(?:versus|vs)\b"
+    r"|\b(?!(?:rather|other)\b)(?:\w+er|more|less|worse)\s+than\b",
+    re.IGNORECASE,
+)
+# Only comparisons and yes/no questions are read as two sides, and answered as comparisons ("Is
+# X better than the bandits work?" is answered by each side's own sentences): "How much faster
+# is X than Y?" asks for X's result, and "Y" is what X's abstract should name.
+_TWO_SIDED = (QuestionType.COMPARISON, QuestionType.YES_NO)
+# A side is a topic when a term this specific names it ("bandits"), not a wish ("faster").
+_SIDE_WEIGHT = 0.5
+_QUOTED_TITLE = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+
+
+def with_context(question: str, context: str) -> str:
+    """The follow-up `question` joined to the real question it follows up on."""
+    return f"{question}{_CONTEXT_MARK}{context})"
+
+
+def split_context(text: str) -> tuple[str, str]:
+    """A question's own words and the real question it follows up on ("" when it follows up on
+    none). Records saved before follow-ups stopped nesting may join several: the innermost is the
+    real question."""
+    own, mark, rest = text.partition(_CONTEXT_MARK)
+    if not mark or not rest.endswith(")"):
+        return text, ""
+    inner = rest[:-1]
+    return own, split_context(inner)[1] or inner
+
+
+def _names_a_topic(terms: Sequence[KeyTerm]) -> bool:
+    return any(not t.measure and t.weight >= _SIDE_WEIGHT for t in terms)
+
+
+def _either_side(topic: Sequence[KeyTerm], other: Sequence[KeyTerm]) -> tuple[KeyTerm, ...]:
+    """A comparison's two sides as alternatives, so a paper about either side meets the question
+    and neither is missing from the other's papers: the other side's terms, as one run, join the
+    group of the topic's heaviest term."""
+    side = max((t for t in topic if not t.measure), key=lambda t: t.weight).group
+    run = max(t.run for t in topic) + 1
+    said = {t.stems for t in topic}
+    joined = [*topic, *(t.model_copy(update={"group": side, "run": run}) for t in other if t.stems not in said)]
+    return tuple(sorted(joined, key=lambda t: -t.weight))
+
+
+def _paper_and_topic(text: str, kind: QuestionType, profile: CorpusProfile) -> tuple[tuple[KeyTerm, ...], tuple[str, ...]] | None:
+    """The terms and phrases of a comparison of the one paper it names (by short name or quoted
+    title) with a topic ("How does MoH compare to the bandits work?"), the two as either side;
+    None for any other question."""
+    if kind not in _TWO_SIDED or not _SIDES.search(text) or len(_named_papers(text, profile.names)) != 1:
+        return None
+    quoted = _QUOTED_TITLE.findall(text)
+    rest = _QUOTED_TITLE.sub(" ", text)
+    names = _names_used(rest, profile.names)
+    for name in names:
+        rest = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", rest)
+    topic, topic_phrases = key_terms(rest, profile)
+    if not _names_a_topic(topic):
+        return None
+    paper, paper_phrases = key_terms(" ".join([*quoted, *names]), profile)
+    return _either_side(topic, paper), topic_phrases + paper_phrases
+
+
+def _follow_up(question: str, own: str, context: str, profile: CorpusProfile) -> QuestionAnalysis:
+    """A follow-up joined to the question it follows up on. What it asks (its type, the premise
+    it states) is read from its own words; what it is about from both, searched together. One
+    that compares what it leans on with something it names ("How does this compare to the
+    bandits work?") has two sides, and a paper about either side meets it: neither is missing
+    from the other's papers."""
+    asked, earlier = analyze(own, profile), analyze(context, profile)
+    kind, asks_how = (earlier.type, earlier.asks_how) if asked.type == QuestionType.LOOKUP else (asked.type, asked.asks_how)
+    search_text = f"{asked.search_text} {earlier.search_text}"
+    if asked.type in _TWO_SIDED and _SIDES.search(asked.cleaned) and _names_a_topic(asked.terms):
+        terms, phrases = _either_side(asked.terms, earlier.terms), asked.phrases + earlier.phrases
+        kind = QuestionType.COMPARISON
+    else:
+        terms, phrases = key_terms(search_text, profile)
+    return QuestionAnalysis(
+        question=question,
+        cleaned=asked.cleaned,
+        search_text=search_text,
+        focus=question_focus(search_text),
+        type=kind,
+        asks_how=asks_how,
+        terms=terms,
+        phrases=phrases,
+        filters=asked.filters if asked.filters.active else earlier.filters,
+        named_papers=tuple(dict.fromkeys(earlier.named_papers + asked.named_papers)),
+        about_selection=asked.about_selection,
+        statement=asked.statement,
+    )
 
 
 def analyze(question: str, profile: CorpusProfile = CorpusProfile()) -> QuestionAnalysis:
     """Everything the answering stages need to know of a question (see the module docstring)."""
+    own, context = split_context(question)
+    if context:
+        return _follow_up(question, own, context, profile)
     cleaned = clean_question(question)
     filters, search_text = stated_filters(cleaned, profile)
     if not search_text.strip(" ?.!"):
@@ -929,6 +1038,9 @@ def analyze(question: str, profile: CorpusProfile = CorpusProfile()) -> Question
     kind, asks_how = question_type(search_text, names_measure=names_measure)
     if kind == QuestionType.LOOKUP:
         kind, asks_how = question_type(cleaned, names_measure=names_measure)
+    two_sided = _paper_and_topic(search_text, kind, profile)
+    if two_sided:
+        (terms, phrases), kind = two_sided, QuestionType.COMPARISON
     return QuestionAnalysis(
         question=question,
         cleaned=cleaned,

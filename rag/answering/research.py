@@ -20,15 +20,33 @@ name their topic.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from rag.answering.roles import Role, is_boilerplate, role_scores
 from rag.markup import to_plain
-from rag.records import Paper, ResearchCell, ResearchRow
-from rag.text import split_sentences
+from rag.records import Answer, Filters, Paper, ResearchCell, ResearchRow, ResearchTable
+from rag.text import split_sentences, tokenize_terms
 from rag.verifier import Verifier
 
-__all__ = ["COVERED_BAR", "MIN_WORDS", "NOT_IN_ABSTRACT", "PRESET", "as_question", "cell_text", "research_rows", "scored"]
+__all__ = [
+    "COVERED_BAR",
+    "MAX_ROWS",
+    "MIN_WORDS",
+    "NOT_IN_ABSTRACT",
+    "PRESET",
+    "answer_papers",
+    "as_question",
+    "cell_text",
+    "chat_question",
+    "checked_paraphrase",
+    "covering",
+    "paraphrased",
+    "research_rows",
+    "rows_source",
+    "scored",
+    "with_column",
+    "without_column",
+]
 
 # The comparison's four aspects, as questions, with the role each asks for: where a table starts
 # before the user adds columns.
@@ -41,6 +59,11 @@ PRESET: dict[str, Role] = {
 NOT_IN_ABSTRACT = "not in the abstract"
 # The score at which a cell is filled: the best of 0.3-0.7 on the calibration half.
 COVERED_BAR = 0.4
+# A question names this many papers at most: the chat answers from its top few sources.
+_CHAT_PAPERS = 5
+# The most rows a table takes from the filters alone: the papers a researcher reads across
+# (`make bench-table`: 50 x 4 in about 5 s on 2 cores, so this many fill in about 10 s).
+MAX_ROWS = 100
 # Sentences shorter than this are fragments (a heading, "Code:"), never a cell.
 MIN_WORDS = 4
 
@@ -95,7 +118,110 @@ def research_rows(papers: Iterable[Paper], columns: Sequence[str], verifier: Ver
 
 
 def cell_text(cell: ResearchCell, number: int | None = None) -> str:
-    """A cell as plain text: its quote, cited [number] when given, or "not in the abstract"."""
+    """A cell as plain text: its paraphrase or else its quote, cited [number] when given; or "not
+    in the abstract"."""
     if cell.quote is None:
         return NOT_IN_ABSTRACT
-    return f"“{to_plain(cell.quote)}”" + (f" [{number}]" if number is not None else "")
+    said = to_plain(cell.paraphrase) if cell.paraphrase else f"“{to_plain(cell.quote)}”"
+    return said + (f" [{number}]" if number is not None else "")
+
+
+def with_column(table: ResearchTable, column: str, rows: Sequence[ResearchRow]) -> ResearchTable:
+    """`table` with one more column, whose cells `rows` holds (`research_rows` of the same papers
+    for that column alone): the cells already judged are kept, not judged again."""
+    cells = {r.paper_id: r.cells[0] for r in rows}
+    missing = [r.paper_id for r in table.rows if r.paper_id not in cells]
+    if missing:
+        raise ValueError(f"no cell for {', '.join(missing)} in the new column {column!r}")
+    return table.model_copy(
+        update={
+            "columns": (*table.columns, column),
+            "rows": tuple(r.model_copy(update={"cells": (*r.cells, cells[r.paper_id])}) for r in table.rows),
+        }
+    )
+
+
+def without_column(table: ResearchTable, column: str) -> ResearchTable:
+    """`table` without `column` (as typed; the first such, should two be alike)."""
+    i = table.columns.index(column)
+    return table.model_copy(
+        update={
+            "columns": table.columns[:i] + table.columns[i + 1 :],
+            "rows": tuple(r.model_copy(update={"cells": r.cells[:i] + r.cells[i + 1 :]}) for r in table.rows),
+        }
+    )
+
+
+def covering(table: ResearchTable, column: str) -> list[int]:
+    """The rows (by position) whose abstract answers `column`: the table filtered by a column."""
+    i = table.columns.index(column)
+    return [n for n, row in enumerate(table.rows) if row.cells[i].covered]
+
+
+def chat_question(column: str, table: ResearchTable) -> str:
+    """A column as a question for the chat, asked of the table's papers by their names: the chat
+    retrieves by what a question names, and a name finds its paper first."""
+    column = " ".join(column.split())
+    if not column.endswith("?") and len(column.split()) <= 4:
+        column = f"What {column} does each paper report?"
+    else:
+        column = _THE_PAPER.sub("each paper", column, count=1)
+    names = [r.title for r in table.rows]
+    shown = "; ".join(names[:_CHAT_PAPERS]) + ("; …" if len(names) > _CHAT_PAPERS else "")
+    return f"{column} Papers: {shown}"
+
+
+def answer_papers(answer: Answer) -> list[str]:
+    """The ids of the papers a chat answer lists, in its order (a collection's matches, else the
+    papers it cites): the rows of a table opened from it."""
+    numbered = {s.number: s.paper.id for s in answer.sources}
+    listed = [numbered[m.number] for m in answer.matches if m.number in numbered]
+    return listed or [s.paper.id for s in answer.cited_sources]
+
+
+def rows_source(query: str = "", *, picked: int = 0, filters: Filters | None = None) -> str:
+    """What chose a table's rows, in words (`ResearchTable.source`)."""
+    if picked:
+        return f"{picked} papers picked by hand"
+    scope = f" ({filters.description})" if filters is not None and filters.active else ""
+    if query:
+        return f"“{query}”, the papers its collection answer lists{scope}"
+    return f"papers under the filters{scope or ' (the whole library)'}"
+
+
+# A paraphrase longer than this is no shorter than its quote.
+PARAPHRASE_WORDS = 20
+# The share of a paraphrase's terms its quote (or column) must hold: the model may reword a
+# little ("uses" for "we use"), not add.
+PARAPHRASE_SUPPORT = 0.75
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def checked_paraphrase(text: str, quote: str, column: str) -> str | None:
+    """A model's short answer for a cell, if its quote bears it out: at most `PARAPHRASE_WORDS`
+    words, every number in it also in the quote, and most of its terms in the quote or the
+    column; else None, and the cell shows the quote alone."""
+    text = " ".join(text.strip().strip('"“”').split())
+    if not text or "NOT IN SENTENCE" in text.upper() or len(text.split()) > PARAPHRASE_WORDS:
+        return None
+    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(quote)):
+        return None
+    terms = tokenize_terms(to_plain(text))
+    held = set(tokenize_terms(to_plain(quote))) | set(tokenize_terms(column))
+    if terms and sum(t in held for t in terms) / len(terms) < PARAPHRASE_SUPPORT:
+        return None
+    return text
+
+
+def paraphrased(row: ResearchRow, columns: Sequence[str], paper: Paper, write: Callable[[str, str, str], str]) -> ResearchRow:
+    """`row` with each quoted cell said short by `write(title, question, quote)` (a model), where
+    the quote bears the paraphrase out."""
+    cells = []
+    for column, cell in zip(columns, row.cells, strict=True):
+        if cell.quote is not None:
+            question = as_question(column, paper)
+            cell = cell.model_copy(
+                update={"paraphrase": checked_paraphrase(write(paper.display_title, question, cell.quote), cell.quote, column)}
+            )
+        cells.append(cell)
+    return row.model_copy(update={"cells": tuple(cells)})
