@@ -48,6 +48,17 @@ def _cli_env(data_dir, env: dict[str, str] | None) -> dict[str, str]:
     return {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
 
 
+# Follow-ups after an answer about MoH that compare it with a topic (issue 26): the phrasings the
+# analysis and the whole ask are both tested on.
+COMPARED_WITH_BANDITS = (
+    "How does this compare to the bandits work?",
+    "How does it compare with the bandit papers?",
+    "Compare this to the work on bandits",
+    "What is the difference between this and the bandits papers?",
+    "Is it better than the bandits approaches?",
+)
+
+
 def run_cli(
     data_dir, *args, check=True, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SEED_SET
+from conftest import COMPARED_WITH_BANDITS, SEED_SET
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
@@ -251,13 +251,7 @@ def moh(assistant):
 @pytest.mark.semantic
 @pytest.mark.parametrize(
     "follow_up",
-    [
-        "How does this compare to the bandits work?",
-        "How does it compare with the bandit papers?",
-        "Compare this to the work on bandits",
-        "What is the difference between this and the bandits papers?",
-        "Is it better than the bandits approaches?",
-    ],
+    COMPARED_WITH_BANDITS,
 )
 def test_a_follow_up_comparing_the_last_answer_with_the_bandits_work_answers_from_both(assistant, moh, follow_up):
     answer = assistant.ask(follow_up, history=[moh])

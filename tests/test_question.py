@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import COMPARED_WITH_BANDITS
 
 from rag.answering.followup import acceptable_rewrite
 from rag.answering.question import CorpusProfile, analyze, clean_question, is_statement, with_context
@@ -160,13 +161,7 @@ def test_the_words_joining_a_follow_up_to_its_question_are_never_key_terms(follo
 
 @pytest.mark.parametrize(
     "follow_up",
-    [
-        "How does this compare to the bandits work?",
-        "How does it compare with the bandit papers?",
-        "Compare this to the work on bandits",
-        "What is the difference between this and the bandits papers?",
-        "Is it better than the bandits approaches?",
-    ],
+    COMPARED_WITH_BANDITS,
 )
 def test_a_follow_up_comparing_what_it_leans_on_with_a_topic_takes_either_side(follow_up):
     analysis = analyze(with_context(follow_up, "How does MoH work?"), PROFILE)
