@@ -75,14 +75,19 @@ _ASKS_RELEASE = re.compile(r"\b(code|implementation|repository|github|open[- ]so
 _THE_PAPER = re.compile(r"\b(it|they|the (paper|work|study|authors)|this (paper|work|study))\b", re.I)
 
 
-def as_question(column: str, paper: Paper) -> str:
-    """A column as the verifier reads it of one paper. It was trained on questions that name
-    what they ask about, so "it" and "the paper" become the paper's name, and a bare noun phrase
-    ("sample size") the question it stands for."""
+def _asked_of(column: str, subject: str) -> str:
+    """A column as a question about `subject`: "it" and "the paper" become it, and a bare noun
+    phrase ("sample size") the question it stands for."""
     column = " ".join(column.split())
     if not column.endswith("?") and len(column.split()) <= 4:
-        column = f"What {column} does the paper report?"
-    return _THE_PAPER.sub(paper.short_name, column, count=1)
+        return f"What {column} does {subject} report?"
+    return _THE_PAPER.sub(subject, column, count=1)
+
+
+def as_question(column: str, paper: Paper) -> str:
+    """A column as the verifier reads it of one paper: by the paper's name, as it was trained on
+    questions that name what they ask about."""
+    return _asked_of(column, paper.short_name)
 
 
 def scored(column: str, paper: Paper, sentences: Sequence[str], verifier: Verifier) -> list[tuple[str, float, float]]:
@@ -161,14 +166,9 @@ def covering(table: ResearchTable, column: str) -> list[int]:
 def chat_question(column: str, table: ResearchTable) -> str:
     """A column as a question for the chat, asked of the table's papers by their names: the chat
     retrieves by what a question names, and a name finds its paper first."""
-    column = " ".join(column.split())
-    if not column.endswith("?") and len(column.split()) <= 4:
-        column = f"What {column} does each paper report?"
-    else:
-        column = _THE_PAPER.sub("each paper", column, count=1)
     names = [r.title for r in table.rows]
     shown = "; ".join(names[:_CHAT_PAPERS]) + ("; …" if len(names) > _CHAT_PAPERS else "")
-    return f"{column} Papers: {shown}"
+    return f"{_asked_of(column, 'each paper')} Papers: {shown}"
 
 
 def answer_papers(answer: Answer) -> list[str]:
