@@ -39,6 +39,7 @@ from rag.records import Answer, Citation, CitationReport, Source, normalize_spac
 from rag.text import lexical_similarity, sentence_spans, split_sentences
 
 __all__ = [
+    "HELD_BACK_MARK",
     "CitationMarker",
     "CitedSentence",
     "SentenceScorer",
@@ -49,13 +50,18 @@ __all__ = [
     "drop_invalid",
     "find_citation_markers",
     "find_support",
+    "held_back_claims",
     "link_citations",
     "marker_owners",
     "settled",
     "settled_head",
     "strip_citations",
-    "uncited_claims",
 ]
+
+# Where a streamed answer cited only numbers that name no source: the marker is cut before it is
+# shown (a reader could follow it to the wrong paper), and this says a citation was there.
+HELD_BACK_MARK = " *(no such source)*"
+_HELD_BACK = re.compile(r"\s*" + re.escape(HELD_BACK_MARK.strip()))
 
 SentenceScorer = Callable[[str, list[str]], list[float]]
 """scorer(claim, candidate_sentences) -> one score per candidate, higher is better supported."""
@@ -184,13 +190,14 @@ def strip_citations(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _splice(text: str, edits: Sequence[tuple[int, int, str]]) -> tuple[str, list[int]]:
+def _splice(text: str, edits: Sequence[tuple[int, int, str]], mark: str = "") -> tuple[str, list[int]]:
     """Apply ordered, non-overlapping (start, end, replacement) edits to `text`.
 
     An empty replacement removes a marker and tidies what it leaves: the space before it goes
     when punctuation, a space or the end follows ("foo [7]." -> "foo."), the space after it goes
     at the start of a line ("[7] Foo" -> "Foo"), and emptied parentheses go ("foo ([7])." ->
-    "foo."). Returns the new text and, per edit, where it landed in the new text.
+    "foo."). `mark` (" *(x)*") is then put where it was ("foo *(x)*."). Returns the new text
+    and, per edit, where it landed in the new text.
     """
     out = ""
     positions: list[int] = []
@@ -203,8 +210,18 @@ def _splice(text: str, edits: Sequence[tuple[int, int, str]]) -> tuple[str, list
             out += replacement
             continue
         out, cursor = _tidy_removal(out, text, cursor)
+        if mark:
+            out = _marked(out, text[cursor : cursor + 1], mark)
         positions.append(len(out))
     return out + text[cursor:], positions
+
+
+def _marked(out: str, following: str, mark: str) -> str:
+    """`out`, the text before a removed marker, with `mark` spaced as a marker is: after a space
+    unless it opens a line, and before one where a word follows."""
+    before = out.rstrip(" \t")
+    out = before + mark if before and not before.endswith("\n") else out + mark.lstrip()
+    return out + " " if following and not following.isspace() and following not in ".,;:!?)]}" else out
 
 
 def _tidy_removal(out: str, text: str, cursor: int) -> tuple[str, int]:
@@ -225,11 +242,12 @@ def _format_marker(numbers: Sequence[int]) -> str:
     return "[" + ", ".join(str(n) for n in numbers) + "]"
 
 
-def drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
+def drop_invalid(text: str, valid: set[int], *, mark: str = "") -> tuple[str, list[int]]:
     """`text` with numbers outside `valid` cut from its markers, and the numbers cut.
 
     A marker keeps its own spelling when all its numbers are valid, is rewritten with the valid
-    ones when some are ("[1, 7]" -> "[1]"), and is removed when none are ("foo [7]." -> "foo.").
+    ones when some are ("[1, 7]" -> "[1]"), and is removed when none are ("foo [7]." -> "foo.",
+    or with `mark`, "foo *(no such source)*.").
     Removing a marker joins the text around it, which can spell a new one ("[[7]1]" -> "[1]"):
     that is checked in turn, until no marker names an invalid number.
     """
@@ -243,7 +261,7 @@ def drop_invalid(text: str, valid: set[int]) -> tuple[str, list[int]]:
                 edits.append((marker.start, marker.end, _format_marker(kept) if kept else ""))
         if not edits:
             return text, invalid
-        text = _splice(text, edits)[0]
+        text = _splice(text, edits, mark)[0]
 
 
 def settled(text: str) -> int:
@@ -328,7 +346,7 @@ def _clean_sentence(sentence: str) -> str:
     """The claim of an answer sentence: no list/heading opener, bold lead-in label, emphasis or
     Markdown escape ("\\(MoH\\)" says "(MoH)")."""
     sentence = _BLOCK_OPENER.sub("", sentence)
-    sentence = _LEAD_LABEL.sub("", sentence)
+    sentence = _LEAD_LABEL.sub("", _HELD_BACK.sub("", sentence))
     return normalize_space(_ESCAPE.sub(r"\1", _EMPHASIS.sub("", sentence)))
 
 
@@ -502,7 +520,7 @@ def check_citations(
     cleaned, invalid = drop_invalid(text, set(by_number))
     citations: list[Citation] = []
     seen: set[tuple[int, str]] = set()
-    sentences, owned = _parse(cleaned)
+    _, sentences, owned = _parse(cleaned)
     for marker, owner in owned:
         claim = sentences[owner].claim if owner is not None else ""
         for number in marker.numbers:
@@ -517,17 +535,18 @@ def check_citations(
     )
 
 
-def _parse(text: str) -> tuple[list[_Sentence], list[tuple[CitationMarker, int | None]]]:
-    """The answer's sentences, and each marker with the index of the sentence it belongs to."""
+def _parse(text: str) -> tuple[str, list[_Sentence], list[tuple[CitationMarker, int | None]]]:
+    """The answer's text without markers, its sentences, and each marker with the index of the
+    sentence it belongs to."""
     markers = find_citation_markers(text)
     plain, positions = _splice(text, [(m.start, m.end, "") for m in markers])
     sentences = _answer_sentences(plain)
-    return sentences, [(m, _owner(sentences, plain, p)) for m, p in zip(markers, positions, strict=True)]
+    return plain, sentences, [(m, _owner(sentences, plain, p)) for m, p in zip(markers, positions, strict=True)]
 
 
 def marker_owners(text: str) -> list[tuple[CitationMarker, str]]:
     """Every marker of `text` with the claim of the sentence it belongs to ("" if none)."""
-    sentences, owned = _parse(text)
+    _, sentences, owned = _parse(text)
     return [(m, sentences[o].claim if o is not None else "") for m, o in owned]
 
 
@@ -545,7 +564,7 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     The unit ALCE's citation metrics judge; a sentence citing nothing has `numbers == ()`.
     Markers attach to sentences by the same rules as in `check_citations`.
     """
-    sentences, owned = _parse(text)
+    _, sentences, owned = _parse(text)
     numbers: list[list[int]] = [[] for _ in sentences]
     for marker, owner in owned:
         if owner is not None:
@@ -553,11 +572,14 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     return [CitedSentence(s.claim, tuple(dict.fromkeys(ns))) for s, ns in zip(sentences, numbers, strict=True)]
 
 
-def uncited_claims(text: str) -> list[str]:
-    """The claims of an answer's sentences that cite no source, in order. A citation naming no
-    retrieved source is cut before it is shown (`drop_invalid`), so a sentence that cited only
-    such a one is among them: nothing in the text says it is unsupported."""
-    return [s.claim for s in cited_sentences(text) if not s.numbers]
+def held_back_claims(text: str) -> list[str]:
+    """The claims of an answer's sentences that cite no source but held one back: a citation
+    naming no retrieved source, cut and marked with HELD_BACK_MARK as it streamed."""
+    plain, sentences, owned = _parse(text)
+    # A mark stands where its marker stood, so it belongs to a sentence as that marker would.
+    held = {_owner(sentences, plain, m.start()) for m in _HELD_BACK.finditer(plain)}
+    citing = {owner for _, owner in owned}
+    return [s.claim for i, s in enumerate(sentences) if i in held - citing]
 
 
 def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:

@@ -46,7 +46,7 @@ class _Group(click.Group):
             err.print(f"[bold red]error:[/] {_safe(exc.message)}")
             if exc.hint:
                 err.print(f"[dim]hint: {_safe(exc.hint)}[/]")
-            sys.exit(1)
+            sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             err.print("[dim]interrupted[/]")
             sys.exit(130)
@@ -108,6 +108,7 @@ def _progress() -> Progress | PlainProgress:
 def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> None:
     """Load corpus files (listing .txt, .jsonl[.gz], BEIR corpus.jsonl, .csv, .bib) into the index."""
     from rag.corpus import count_papers, read_corpus
+    from rag.errors import IngestInterruptedError
 
     # Every file is read through and checked before anything is written, so a bad file changes
     # nothing; then each is read again as it is indexed, never held whole.
@@ -118,12 +119,16 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
     for path, size in sizes:
         with _progress() as bar:
             task = bar.add_task(f"indexing {path.name}", total=size)
-            report = index.ingest(
-                read_corpus(path, skip_invalid=skip_invalid, limits=limits),
-                total=size,
-                progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
-                waiting=_busy,
-            )
+            try:
+                report = index.ingest(
+                    read_corpus(path, skip_invalid=skip_invalid, limits=limits),
+                    total=size,
+                    progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
+                    waiting=_busy,
+                )
+            except KeyboardInterrupt:
+                # Progress counts papers a whole batch at a time, once they are written.
+                raise IngestInterruptedError(str(path), int(bar.tasks[task].completed), size) from None
         table.add_row(
             str(path),
             str(report.added),
@@ -261,7 +266,7 @@ def _print_unsupported(answer) -> None:
     """Each sentence the checks found unsupported, with the mark the app and the export put in the
     answer: the stream showed it before its citations were checked."""
     from rag.answering.check import UNSUPPORTED_MARK
-    from rag.citations import uncited_claims
+    from rag.citations import HELD_BACK_MARK, held_back_claims
 
     marked = []
     for citation in answer.unsupported:
@@ -270,15 +275,15 @@ def _print_unsupported(answer) -> None:
             if citation.unsupported_numbers
             else "its closest sentence does not say it"
         )
-        marked.append((f"“{citation.citing_sentence}” [{citation.number}]", why))
+        marked.append((f"“{citation.citing_sentence}” [{citation.number}]", UNSUPPORTED_MARK, why))
     if answer.invalid_citations:
         held = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        why = f"it cites no retrieved paper ({held} held back)"
-        marked += [(f"“{claim}”", why) for claim in uncited_claims(answer.text)]
+        why = f"it cited {held}, which names no retrieved paper"
+        marked += [(f"“{claim}”", HELD_BACK_MARK, why) for claim in held_back_claims(answer.text)]
     if marked:
         out.print("\n[bold]Unsupported claims[/]")
-    for sentence, why in marked:
-        out.print(Text.assemble("  ", terminal_safe(sentence), _terminal(UNSUPPORTED_MARK), f": {terminal_safe(why)}"))
+    for sentence, mark, why in marked:
+        out.print(Text.assemble("  ", terminal_safe(sentence), _terminal(mark), f": {terminal_safe(why)}"))
 
 
 def _print_references(answer, *, show_all: bool = False) -> None:
@@ -478,7 +483,8 @@ def summarize(ctx, paper: str, as_json: bool) -> None:
 @_filter_options
 @click.pass_context
 def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
-    """A conversation in the terminal: follow-ups use the earlier answers. Empty line or /quit ends."""
+    """A conversation in the terminal: follow-ups use the earlier answers. Empty line or /quit ends;
+    Ctrl+C stops an answer."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
     out.print(f"[dim]{len(assistant.index)} papers indexed. Ask a question (/quit to leave).[/]")
@@ -496,6 +502,11 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
             )
         except PaperChatError as exc:
             err.print(f"[bold red]error:[/] {_safe(str(exc))}")
+            continue
+        except KeyboardInterrupt:
+            # Ctrl+C stops this answer, as in a shell, not the conversation; at the prompt it leaves.
+            out.print()
+            err.print("[dim]stopped: that answer is dropped. Ask again, or an empty line leaves.[/]")
             continue
         history.append(answer)
 
@@ -587,9 +598,11 @@ def eval_(
 
     A question the backend fails is recorded as failed and the run goes on; after
     PAPERCHAT_EVAL_MAX_FAILURES (3) failures in a row it stops. Either way the report is written,
-    and the exit status is 1 unless every question was scored: --resume asks the rest.
+    and the exit status is 1 unless every question was scored: --resume asks the rest. Ctrl+C
+    stops it the same way, with the questions scored so far kept (exit status 130).
     """
     from rag.errors import EvalIncompleteError
+    from rag.evaluate import INTERRUPTED
     from rag.report import incomplete, read_report
 
     if compare:
@@ -654,7 +667,9 @@ def eval_(
     shortfall = incomplete(run.report)
     if shortfall:
         raise EvalIncompleteError(
-            f"evaluation incomplete: {shortfall}; partial report: {run.folder / 'report.md'}", folder=run.folder
+            f"evaluation incomplete: {shortfall}; partial report: {run.folder / 'report.md'}",
+            folder=run.folder,
+            interrupted=run.report.stopped == INTERRUPTED,
         )
 
 

@@ -13,6 +13,9 @@ from pathlib import Path
 class PaperChatError(Exception):
     """Base of every error PaperChat raises on purpose."""
 
+    # The CLI's exit status for it.
+    exit_code = 1
+
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
@@ -112,10 +115,31 @@ class AnswerCutOff(BackendError):
     silent, or the total bound was reached."""
 
 
+class IngestInterruptedError(PaperChatError):
+    """Ctrl+C stopped an ingest: what it wrote is kept, and the same command again adds the rest."""
+
+    exit_code = 130  # the shell's convention for SIGINT
+
+    def __init__(self, path: str, indexed: int, total: int) -> None:
+        self.path, self.indexed, self.total = path, indexed, total
+        done = (
+            f"the first {indexed:,} of {total:,} papers of {path} are in the index"
+            if indexed
+            else f"before the first batch of {path} was written; the index holds what it held"
+        )
+        super().__init__(
+            f"interrupted {done}",
+            hint="run the same command again for the rest: papers already indexed are not embedded again",
+        )
+
+
 class EvalIncompleteError(PaperChatError):
     """An evaluation run left questions without scores (some failed, or it stopped early); its
     partial report is written, and `paperchat eval --resume` asks those questions again."""
 
-    def __init__(self, message: str, *, folder: Path) -> None:
+    def __init__(self, message: str, *, folder: Path, interrupted: bool = False) -> None:
         self.folder = folder
-        super().__init__(message, hint=f"once the backend answers again: paperchat eval --resume {folder}")
+        # Stopped by Ctrl+C: the shell's convention for SIGINT, and nothing to wait for to resume.
+        self.exit_code = 130 if interrupted else 1
+        when = "to ask the rest" if interrupted else "once the backend answers again"
+        super().__init__(message, hint=f"{when}: paperchat eval --resume {folder}")

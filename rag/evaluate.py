@@ -86,6 +86,8 @@ Progress = Callable[[int, int], None]
 # judge's figures are not the headline: 0.4 is where agreement stops being "fair" and starts to
 # be "moderate" (Landis and Koch, 1977).
 KAPPA_BAR = 0.4
+# Why a run stopped when Ctrl+C stopped it (`EvalReport.stopped`).
+INTERRUPTED = "interrupted"
 
 _TREC_NAMES = {"recall": "recall@{k}", "ndcg_cut": "ndcg@{k}"}
 
@@ -340,6 +342,10 @@ def run_eval(
                     )
                 )
                 in_a_row += 1
+            except KeyboardInterrupt:
+                # Ctrl+C: the questions scored so far are reported and kept for --resume, not lost.
+                stopped = INTERRUPTED
+                break
         if progress:
             progress(done, len(items))
         if max_failures and in_a_row >= max_failures and done < len(items):

@@ -31,10 +31,13 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def progress_line(description: str, done: float, total: float | None, elapsed: float) -> str:
-    """ "indexing corpus.jsonl: 1,200/13,687, 11.2/s, about 19 min left"."""
+def progress_line(description: str, done: float, total: float | None, elapsed: float, since: float = 0.0) -> str:
+    """ "indexing corpus.jsonl: 1,200/13,687, 11.2/s, about 19 min left"; the rate counts what was
+    done in `elapsed` seconds, from `since` done when they began."""
+    if not total and not done:
+        return f"{description}…"  # nothing to count yet: "indexing seed: 0" read as a result
     parts = [f"{description}: {done:,.0f}/{total:,.0f}" if total else f"{description}: {done:,.0f}"]
-    rate = done / elapsed if done and elapsed > 0 else 0.0
+    rate = (done - since) / elapsed if done > since and elapsed > 0 else 0.0
     if rate:
         parts.append(f"{rate:.1f}/s")
         if total and done < total:
@@ -49,6 +52,10 @@ class _Task:
     visible: bool
     started: float
     completed: float = 0.0
+    # Done when it started: a task first shown at its first update (the eval's "asking"), or a
+    # resumed run, would otherwise claim that work for the first instant ("1/76, 295421.0/s").
+    since: float = 0.0
+    said: str = ""
 
 
 @dataclass
@@ -68,7 +75,7 @@ class PlainProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._stopped.set()
-        self.say()  # where each task ended
+        self.say(changed=True)  # where each task ended, unless its last line says it already
 
     def add_task(self, description: str, total: float | None = None, visible: bool = True) -> TaskID:
         with self._lock:
@@ -91,7 +98,7 @@ class PlainProgress:
             if visible is not None:
                 state.visible = visible
             if visible and not shown:
-                state.started = self.clock()  # its rate counts from when it is under way
+                state.started, state.since = self.clock(), state.completed  # its rate counts from here
         if visible and not shown:
             self.say(task)
 
@@ -99,12 +106,18 @@ class PlainProgress:
         with self._lock:
             self.tasks[task].completed += by
 
-    def say(self, *numbers: TaskID) -> None:
-        """A line for each of these tasks (every visible one if none is named)."""
+    def say(self, *numbers: TaskID, changed: bool = False) -> None:
+        """A line for each of these tasks (every visible one if none is named); with `changed`,
+        only for those whose line differs from the last it said."""
         now = self.clock()
+        lines = []
         with self._lock:
             chosen = [self.tasks[n] for n in numbers] if numbers else [t for t in self.tasks.values() if t.visible]
-            lines = [progress_line(t.description, t.completed, t.total, now - t.started) for t in chosen]
+            for task in chosen:
+                line = progress_line(task.description, task.completed, task.total, now - task.started, task.since)
+                if not (changed and line == task.said):
+                    lines.append(line)
+                    task.said = line
         for line in lines:
             self.out.write(line + "\n")
         self.out.flush()

@@ -257,9 +257,22 @@ def variant_corpus(path: Path, variants: Iterable[int]) -> list:
     return papers
 
 
-def start_cli(data_dir, *args, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`paperchat ARGS` started as run_cli runs it, its output kept for `communicate`."""
-    return subprocess.Popen([EXE, *args], cwd=ROOT, env=_cli_env(data_dir, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_cli(data_dir, *args, env: dict[str, str] | None = None, typed: str | None = None) -> subprocess.Popen:
+    """`paperchat ARGS` started as run_cli runs it, its output kept for `communicate`; `typed`:
+    what the user types, all at once."""
+    child = subprocess.Popen(
+        [EXE, *args],
+        cwd=ROOT,
+        env=_cli_env(data_dir, env),
+        stdin=subprocess.PIPE if typed is not None else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if typed is not None:
+        child.stdin.write(typed)
+        child.stdin.flush()  # `communicate` closes it
+    return child
 
 
 def kill(child: subprocess.Popen) -> None:

@@ -4,11 +4,13 @@ answer gives, however the answer is split."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rag.answering.check import StreamGuard
 from rag.citations import (
+    HELD_BACK_MARK,
     check_citations,
     cited_numbers,
     cited_sentences,
@@ -150,9 +152,9 @@ def test_checking_any_text_cites_only_the_sources(text, valid):
 # --- the stream guard -----------------------------------------------------------------------------
 
 
-def stream(pieces: list[str], valid: set[int]) -> tuple[list[str], StreamGuard]:
+def stream(pieces: list[str], valid: set[int], mark: str = "") -> tuple[list[str], StreamGuard]:
     """What a guard shows, piece by piece (the last from its flush), and the guard."""
-    guard = StreamGuard(valid)
+    guard = StreamGuard(valid, mark=mark)
     shown = [guard.feed(piece) for piece in pieces]
     return [*shown, guard.flush()], guard
 
@@ -169,9 +171,10 @@ def stream(pieces: list[str], valid: set[int]) -> tuple[list[str], StreamGuard]:
 @example(text="[[7]1]", valid=set(), cuts=[4])  # cutting [7] spells [1]
 @example(text="$a [1]$[7]5", valid=set(), cuts=[10])  # cutting [7] puts a digit after the math: no math
 @example(text="0[=]", valid=set(), cuts=[3])  # a bracket group that is no marker is not held
-def test_the_stream_guard_shows_the_same_however_the_answer_is_split(text, valid, cuts):
-    shown, guard = stream(pieces(text, cuts), valid)
-    whole, whole_guard = stream([text], valid)
+@pytest.mark.parametrize("mark", ["", HELD_BACK_MARK])
+def test_the_stream_guard_shows_the_same_however_the_answer_is_split(text, valid, cuts, mark):
+    shown, guard = stream(pieces(text, cuts), valid, mark)
+    whole, whole_guard = stream([text], valid, mark)
     assert "".join(shown) == "".join(whole)
     assert guard.dropped == whole_guard.dropped
     # Nothing shown cites a number that names no source, not even for a moment.
@@ -180,10 +183,20 @@ def test_the_stream_guard_shows_the_same_however_the_answer_is_split(text, valid
 
 
 @given(text=TEXT.filter(lambda text: "<" not in text), valid=VALID)
-def test_the_stream_guard_shows_what_dropping_invalid_numbers_gives(text, valid):
-    shown, guard = stream([text], valid)
-    cleaned, invalid = drop_invalid(text, valid)
+@pytest.mark.parametrize("mark", ["", HELD_BACK_MARK])
+def test_the_stream_guard_shows_what_dropping_invalid_numbers_gives(text, valid, mark):
+    shown, guard = stream([text], valid, mark)
+    cleaned, invalid = drop_invalid(text, valid, mark=mark)
     assert "".join(shown) == cleaned and guard.dropped == set(invalid)
+
+
+@given(answer=answers(), valid=VALID)
+def test_each_marker_cut_whole_leaves_a_mark_where_it_stood(answer, valid):
+    text, cited = answer
+    cleaned, _ = drop_invalid(text, valid, mark=HELD_BACK_MARK)
+    assert cleaned.count(HELD_BACK_MARK.strip()) == sum(not set(numbers) & valid for numbers in cited)
+    kept = [tuple(n for n in numbers if n in valid) for numbers in cited]
+    assert marker_numbers(cleaned) == [numbers for numbers in kept if numbers]
 
 
 @given(answer=answers(), valid=VALID, cuts=CUTS)

@@ -7,13 +7,15 @@ import pytest
 from rag.citations import (
     CitationMarker,
     CitedSentence,
+    HELD_BACK_MARK,
     check_citations,
     cited_numbers,
     cited_sentences,
+    drop_invalid,
     find_citation_markers,
     find_support,
+    held_back_claims,
     strip_citations,
-    uncited_claims,
 )
 from rag.records import Paper, Source
 
@@ -433,10 +435,17 @@ def test_citation_tips_give_each_cited_papers_title_and_supporting_sentence():
     assert tips == {1: "MoH: Mixture-of-Head 𝒪(1) Attention — “MoH routes tokens to heads.”", 2: "Flat-LoRA"}
 
 
-def test_uncited_claims_hold_a_sentence_whose_only_citation_was_held_back():
-    # The stream guard cuts "[9]" before it is shown: the sentence is left with nothing to say it
-    # is unsupported, unless it is found among the claims that cite nothing.
-    report = check_citations(f"{FLAT_LORA.split('.')[0]} [1]. Heads are experts [9]. It wins [1, 9].", SOURCES)
-    assert report.invalid == (9,)
-    assert uncited_claims(report.text) == ["Heads are experts."]
-    assert uncited_claims("Flat-LoRA seeks flat regions [1]. So does MoH [2].") == []
+def test_held_back_claims_are_the_sentences_whose_only_citation_was_cut_and_marked():
+    # The stream guard cuts "[9]" (no source 9) before it is shown and marks where it stood.
+    text, invalid = drop_invalid(
+        f"{FLAT_LORA.split('.')[0]} [1]. Heads are experts [9]. It wins [1, 9]. Experts vote. [9]\n[9] Heads route.",
+        {1, 2},
+        mark=HELD_BACK_MARK,
+    )
+    assert invalid == [9, 9, 9, 9]
+    assert "Heads are experts *(no such source)*. It wins [1]. Experts vote. *(no such source)*" in text
+    assert held_back_claims(text) == ["Heads are experts.", "Experts vote.", "Heads route."]
+    # The mark is no part of a claim that is checked.
+    report = check_citations(text, SOURCES)
+    assert report.invalid == () and [c.citing_sentence for c in report.citations] == [FLAT_LORA.split('.')[0] + ".", "It wins."]
+    assert held_back_claims("Flat-LoRA seeks flat regions [1]. So does MoH [2]. Nothing cited here.") == []

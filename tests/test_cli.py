@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 
 import pytest
-from conftest import PAPERS, shared_file
+from conftest import PAPERS, shared_file, start_cli, wait_for
 from conftest import run_cli as run
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, Fault
 
 pytestmark = pytest.mark.slow
 
@@ -256,10 +257,14 @@ def test_the_terminal_marks_unsupported_and_held_back_sentences_as_the_export_do
     exported = tmp_path / "answer.md"
     with FakeOpenAI(reply=lambda body: reply) as server:
         done = run(hostile_index, "ask", "How does MoH make attention cheaper?", "--export", str(exported), env=model_env(server))
-    marked = [line for line in done.stdout.splitlines() if "(unsupported)" in line]
+    marked = [line for line in done.stdout.splitlines() if "(unsupported)" in line or "(no such source)" in line]
     assert any("“Switchback policies have high variance.” [1] (unsupported)" in line for line in marked), done.stdout
-    assert any("“Heads are experts.” (unsupported)" in line and "[99]" in line for line in marked), done.stdout
-    assert "Switchback policies have high variance [1] *(unsupported)*" in exported.read_text(encoding="utf-8")
+    assert any("“Heads are experts.” (no such source): it cited [99]" in line for line in marked), done.stdout
+    # Marked where [99] stood, in the streamed answer as in the export.
+    assert "Heads are experts (no such source)." in done.stdout
+    export = exported.read_text(encoding="utf-8")
+    assert "Switchback policies have high variance [1] *(unsupported)*" in export
+    assert "Heads are experts *(no such source)*." in export
 
 
 def test_an_ingest_whose_output_is_not_a_terminal_says_its_progress_in_plain_lines(tmp_path):
@@ -268,3 +273,19 @@ def test_an_ingest_whose_output_is_not_a_terminal_says_its_progress_in_plain_lin
     lines = [line for line in done.stderr.splitlines() if line.startswith(f"indexing {PAPERS.name}: ")]
     assert lines[0] == f"indexing {PAPERS.name}: 0/20", done.stderr
     assert re.fullmatch(rf"indexing {PAPERS.name}: 20/20, \d+\.\d/s", lines[-1]), lines
+
+
+@pytest.mark.usefixtures("no_proxy")
+def test_ctrl_c_stops_an_answer_in_the_chat_and_the_conversation_goes_on(listing_index):
+    # The model stalls after its first piece until SIGINT; then the next question is answered.
+    with FakeOpenAI("Flat-LoRA keeps memory low [1].", faults=[Fault(stall=600, after=1)]) as server:
+        typed = "How does Flat-LoRA keep memory low?\nWhat does Flat-LoRA do?\n\n"
+        chat = start_cli(listing_index, "chat", env=model_env(server), typed=typed)
+        wait_for(chat, "the first answer was asked of the model", lambda: len(server.requests) >= 1)
+        chat.send_signal(signal.SIGINT)
+        out, err = chat.communicate()
+    assert chat.returncode == 0, err
+    assert "Traceback" not in err
+    assert "stopped: that answer is dropped. Ask again, or an empty line leaves." in err
+    assert out.count("Flat-LoRA keeps memory low [1].") == 1 and "Sources" in out, out
+    assert len(server.requests) == 2

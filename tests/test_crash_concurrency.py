@@ -9,6 +9,9 @@ reads and writes what that process wrote.
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -261,8 +264,19 @@ def test_an_upload_while_the_cli_ingests_waits_for_it_and_sees_its_papers(tmp_pa
     assert {h.paper_id for h in app.dense_search(embeddings.embed_query("attention"), 5)} == {uploaded[0].id}
     child = start_cli(data_dir, "ingest", str(tmp_path / "cli.jsonl"))
     _held_by(data_dir, child)
+    # Paused while it holds the lock, and let go on only once the upload says it waits: without
+    # this, a fast machine can finish the CLI's ingest before the upload asks for the lock.
+    os.kill(child.pid, signal.SIGSTOP)
     said: list[str] = []
-    report = app.ingest(uploaded, waiting=said.append)
+
+    def waits(text: str) -> None:
+        said.append(text)
+        os.kill(child.pid, signal.SIGCONT)
+
+    try:
+        report = app.ingest(uploaded, waiting=waits)
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
     _, err = child.communicate()
     assert child.returncode == 0, err
     assert said == [f"waiting for another ingest to finish: another paperchat process (pid {child.pid}) is writing to {app.location}…"]
@@ -344,3 +358,26 @@ def test_a_write_in_another_session_of_the_process_is_refused_while_one_is_under
     assert len(Index(plain, fake)) == 300
     other.ingest([intruder])
     assert mine.refresh() and mine.lexical.search("zebras", 1)[0].paper_id == "other"
+
+
+def test_ctrl_c_during_an_ingest_says_what_is_indexed_and_the_same_command_adds_the_rest(tmp_path, embeddings):
+    # Ctrl+C (SIGINT) is not a crash: the CLI says how far it got and what to do, with no traceback.
+    data_dir = tmp_path / "index"
+    corpus = tmp_path / "many.jsonl"
+    papers = variant_corpus(corpus, range(30))  # 600 papers: batches of 256
+    child = start_cli(data_dir, "ingest", str(corpus))
+    wait_for(child, "the second batch's sentences were stored", lambda: sentences_stored(data_dir) > 256)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate()
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    said = re.search(r"interrupted the first (\d+) of 600 papers of \S+many\.jsonl are in the index", err)
+    assert said, err
+    assert "run the same command again for the rest: papers already indexed are not embedded again" in err
+    index = Index(Settings(data_dir=data_dir), embeddings)
+    held = _check(index, papers)
+    # What it says is in the index is: the first batch at least, whole.
+    assert int(said[1]) in (256, 512) and {p.id for p in papers[: int(said[1])]} <= held
+    again = run_cli(data_dir, "ingest", str(corpus))
+    assert "600 papers in the index" in again.stdout
+    assert _check(Index(Settings(data_dir=data_dir), embeddings), papers) == {p.id for p in papers}

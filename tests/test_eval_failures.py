@@ -5,9 +5,10 @@ recorded and the run goes on, too many failures in a row stop it with a partial 
 from __future__ import annotations
 
 import json
+import signal
 
 import pytest
-from conftest import PAPERS, SEED_SET
+from conftest import PAPERS, SEED_SET, start_cli, wait_for
 from conftest import run_cli as run
 from fake_openai import FakeOpenAI, Fault
 
@@ -121,6 +122,29 @@ def test_resume_asks_only_what_the_stopped_run_did_not_score(data_dir, tmp_path)
     assert final.items[:2] == partial.items[:2]
     assert final.counts["recall@5"] == 6 and final.counts["faithfulness"] == 6
     assert "Incomplete" not in (folder / "report.md").read_text()
+
+
+def test_ctrl_c_stops_a_run_with_a_partial_report_that_resume_completes(data_dir, tmp_path):
+    # The third question's answer stalls until SIGINT: two are scored, and kept.
+    with FakeOpenAI(reply=ANSWER, faults=[Fault(), Fault(), Fault(stall=600)]) as server:
+        env = {"PAPERCHAT_BACKEND": "openai", "OPENAI_BASE_URL": server.base_url}
+        args = ("--set", str(SEED_SET), "--limit", "6", "--judge", "similarity", "--out", str(tmp_path))
+        child = start_cli(data_dir, "eval", *args, env=env)
+        wait_for(child, "the third question was asked", lambda: len(asked(server)) == 3)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate()
+        [folder] = list_reports(tmp_path)
+        partial = read_report(folder)
+        server.requests.clear()
+        done = eval_cli(data_dir, server, "--resume", str(folder))
+        asked_again = asked(server)
+    assert child.returncode == 130 and "Traceback" not in err, err
+    assert "stopped early (interrupted): 2 of 6 questions scored, 0 failed, 4 not asked" in err
+    assert f"to ask the rest: paperchat eval --resume {folder}" in err
+    assert [i.id for i in partial.items] == IDS[:2] and partial.unasked == tuple(IDS[2:])
+    assert done.returncode == 0, done.stderr
+    assert sorted(asked_again) == sorted(IDS[2:])
+    assert [i.id for i in read_report(folder).items] == IDS
 
 
 @pytest.mark.parametrize(("failing", "stopped_after"), [((0, 2), None), ((1, 2), 3)])

@@ -156,7 +156,7 @@ def test_the_stream_guard_releases_text_only_once_a_marker_is_known():
     shown = [guard.feed(piece) for piece in ("Heads are routed [", "1", "] and wrong [", "7", "]. End", "</sum", "mary>")]
     shown.append(guard.flush())
     assert shown[:2] == ["Heads are routed", ""]
-    assert "".join(shown) == "Heads are routed [1] and wrong. End"
+    assert "".join(shown) == "Heads are routed [1] and wrong *(no such source)*. End"
     assert guard.dropped == {7}
 
 

@@ -16,6 +16,8 @@ def test_a_line_says_done_of_total_the_rate_and_the_time_left():
     assert progress_line("asking", 0, 76, 3.0) == "asking: 0/76"
     assert progress_line("asking", 76, 76, 38.0) == "asking: 76/76, 2.0/s"
     assert progress_line("indexing", 40, None, 0.0) == "indexing: 40"
+    assert progress_line("indexing seed", 0, None, 5.0) == "indexing seed…"  # not "indexing seed: 0"
+    assert progress_line("asking", 30, 76, 10.0, since=20) == "asking: 30/76, 1.0/s, about 46 s left"
     assert [duration(s) for s in (4.4, 59, 61, 3600 + 5 * 60)] == ["4 s", "59 s", "1 min", "1 h 05 min"]
 
 
@@ -42,6 +44,24 @@ def test_each_task_says_when_it_starts_and_where_it_ended():
         "indexing: 0/20",
         "asking: 0/4",  # shown when it becomes visible
         "asking: 4/4, 2.0/s",  # at the end, only the visible task
+    ]
+
+
+def test_a_task_shown_at_its_first_update_claims_no_rate_for_it_and_nothing_is_said_twice():
+    # The eval's "asking" is shown when its first question is done: that question took the
+    # seconds before it, not the instant since ("asking: 1/76, 295421.0/s" before).
+    out, clock = io.StringIO(), Clock()
+    with PlainProgress(out, every=3600, clock=clock) as progress:
+        progress.add_task("indexing seed", total=None)
+        asking = progress.add_task("asking", total=None, visible=False)
+        clock.now = 40.0
+        progress.update(asking, completed=1, total=76, visible=True)
+        clock.now = 50.0
+        progress.update(asking, completed=11)
+    assert out.getvalue().splitlines() == [
+        "indexing seed…",
+        "asking: 1/76",
+        "asking: 11/76, 1.0/s, about 1 min left",  # at the end; "indexing seed…" is not said again
     ]
 
 

@@ -281,7 +281,7 @@ def render_answer(answer: Answer, turn: int) -> None:
     render_choices(answer, turn)
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        st.warning(f"Held back citations to sources that were not retrieved: {numbers}")
+        st.warning(f"Sentences marked *(no such source)* cited {numbers}, which name no retrieved paper: the citation was held back.")
     if answer.unsupported:
         numbers = ", ".join(dict.fromkeys(f"[{c.number}]" for c in answer.unsupported))
         st.warning(f"Citations marked *(unsupported)* name a paper whose abstract does not support the claim: {numbers}")

@@ -2,7 +2,8 @@
 
 - `StreamGuard` holds back what could still turn out wrong until it is known: a citation marker
   until its closing bracket and the character after it, so a number that names no retrieved
-  source is dropped before it is shown (nothing shown is retracted), and a tag until its closing
+  source is dropped before it is shown (nothing shown is retracted; a marker cut whole leaves
+  HELD_BACK_MARK), and a tag until its closing
   ">", so a model's stray "</summary>" never reaches the answer. However the stream is cut into
   pieces, it shows what checking the whole answer at once gives.
 - `check_support` asks, of every citation, whether the cited sentence supports the claim (the
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from rag.citations import drop_invalid, marker_owners, settled, settled_head
+from rag.citations import HELD_BACK_MARK, drop_invalid, marker_owners, settled, settled_head
 from rag.judges import SUPPORT_THRESHOLD
 from rag.markup import to_plain
 from rag.records import Citation
@@ -34,16 +35,18 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?:\s?%)?")
 
 
 class StreamGuard:
-    """Filters streamed text: drops citations of unknown numbers and stray tags (see above)."""
+    """Filters streamed text: drops citations of unknown numbers and stray tags (see above). Where
+    a marker is cut whole, `mark` says so, so the app, the terminal and the export all show it."""
 
-    def __init__(self, valid: Collection[int]) -> None:
+    def __init__(self, valid: Collection[int], *, mark: str = HELD_BACK_MARK) -> None:
         self.valid = set(valid)
+        self.mark = mark
         self.dropped: set[int] = set()  # the numbers held back because they name no source
         self._tags = _Settling(_untag, _tags_settled, len)
         self._markers = _Settling(self._drop, settled, settled_head)
 
     def _drop(self, text: str) -> str:
-        text, invalid = drop_invalid(text, self.valid)
+        text, invalid = drop_invalid(text, self.valid, mark=self.mark)
         self.dropped.update(invalid)
         return text
 
