@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-load bench-map bench-verifier bench-table eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-memory bench-load bench-map bench-verifier bench-table eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -82,6 +82,12 @@ bench-scale: install
 
 bench-update: install
 	$(BIN)/python bench/bench_update.py --data-dir $(SCALE_INDEX)
+
+# Peak RSS and time of `paperchat ingest` on 2k, 20k and 200k tiny papers with a fake embedder,
+# sentence vectors on and off, against reading the file alone and Chroma alone (about 20 minutes;
+# `python bench/bench_ingest_memory.py --sizes 2000,20000` for a few).
+bench-memory: install
+	$(BIN)/python bench/bench_ingest_memory.py
 
 # 8 browser sessions (headless Chromium) asking 5 questions each at once of one `paperchat ui`
 # over the bundled papers: errors, answer p50/p95, the server's RSS before and after (~1 minute).

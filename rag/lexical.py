@@ -9,8 +9,10 @@ bm25s cannot add a paper to an index, and every paper's weights depend on the wh
 counts, and `updated` weighs the kept papers' counts with the new papers' into bm25s's score
 matrix with numpy: only new papers are tokenized, and the paper table is not read. Indexing a
 100k-paper corpus through bm25s's own `index` took 7 s and over a gigabyte, in Python lists;
-this takes about a second. Searching is bm25s's. An index is saved to a folder and loaded back
-memory-mapped (`rag.catalog` decides when a saved one is still current).
+this takes about a second. New papers' terms become ids and counts (`term_ids`) a few thousand
+papers at a time, or as an ingest writes them (`rag.catalog.Additions`), so no array is made
+per token of the whole corpus. Searching is bm25s's. An index is saved to a folder and loaded
+back memory-mapped (`rag.catalog` decides when a saved one is still current).
 """
 
 from __future__ import annotations
@@ -35,6 +37,30 @@ def paper_terms(title: str, abstract: str) -> list[str]:
 class LexicalHit:
     paper_id: str
     score: float
+
+
+# Papers whose tokens `term_ids` turns into ids at once: it makes a few int64 arrays as long as
+# their tokens (100k real abstracts hold about 14M: 110 MB an array).
+_PAPERS_AT_ONCE = 4096
+
+
+def term_ids(papers: Sequence[Sequence[str]], vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each paper's distinct term ids (ascending) and their counts, one paper after another, and
+    how many distinct terms each has. A term `vocabulary` lacks is added to it, numbered in the
+    order of its first use."""
+    terms, counts, per_paper = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)], [np.zeros(0, np.int64)]
+    for start in range(0, len(papers), _PAPERS_AT_ONCE):
+        some = papers[start : start + _PAPERS_AT_ONCE]
+        added = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for paper in some for t in paper), dtype=np.int64)
+        paper = np.repeat(np.arange(len(some), dtype=np.int64), [len(t) for t in some])
+        # One key per (paper, term): sorted, a paper's distinct terms in order, with their counts.
+        size = max(len(vocabulary), 1)
+        pairs, tf = np.unique(paper * size + added, return_counts=True)
+        paper, added = np.divmod(pairs, size)
+        terms.append(added.astype(np.int32))
+        counts.append(tf.astype(np.int32))
+        per_paper.append(np.bincount(paper, minlength=len(some)))
+    return np.concatenate(terms), np.concatenate(counts), np.concatenate(per_paper)
 
 
 # bm25s's defaults, whose Lucene weighting (Kamphuis et al., ECIR 2020) `_bm25` computes.
@@ -91,27 +117,40 @@ class LexicalIndex:
     def empty(cls) -> LexicalIndex:
         return cls([], None, {}, (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(1, np.int64)))
 
+    @property
+    def vocabulary(self) -> dict[str, int]:
+        """Each term's id (not to be changed: `term_ids` extends a copy)."""
+        return self._vocabulary
+
     def updated(self, removed: Collection[str], papers: Sequence[tuple[str, Sequence[str]]]) -> LexicalIndex:
         """This index without the `removed` papers, with `papers` (id, terms) added after the
         rest; a paper in both is replaced."""
-        gone = set(removed) | {pid for pid, _ in papers}
+        vocabulary = dict(self._vocabulary)
+        new = term_ids([terms for _, terms in papers], vocabulary)
+        return self.extended(removed, [pid for pid, _ in papers], new, vocabulary)
+
+    def extended(
+        self,
+        removed: Collection[str],
+        ids: Sequence[str],
+        new: tuple[np.ndarray, np.ndarray, np.ndarray],
+        vocabulary: dict[str, int],
+    ) -> LexicalIndex:
+        """This index without the `removed` papers, with the papers `ids` added after the rest,
+        their terms as `term_ids` made them (`new`) with `vocabulary`, this index's extended; a
+        paper in both is replaced."""
+        gone = set(removed) | set(ids)
         terms, counts, offsets = self.term_counts()
         per_paper = np.diff(offsets)
         keep = np.fromiter((pid not in gone for pid in self.ids), dtype=bool, count=len(self.ids))
         kept = np.repeat(keep, per_paper)
-        vocabulary = dict(self._vocabulary)
-        added = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for _, paper in papers for t in paper), dtype=np.int64)
-        new_paper = np.repeat(np.arange(len(papers), dtype=np.int64), [len(t) for _, t in papers])
-        # Each new paper's distinct terms, in order, with their counts: one key per (paper, term).
-        size = max(len(vocabulary), 1)
-        pairs, tf = np.unique(new_paper * size + added, return_counts=True)
-        new_paper, added = np.divmod(pairs, size)
+        added, tf, added_per_paper = new
         terms = np.concatenate([terms[kept], added.astype(np.int32)])
         counts = np.concatenate([counts[kept], tf.astype(np.int32)])
-        per_paper = np.concatenate([per_paper[keep], np.bincount(new_paper, minlength=len(papers))])
+        per_paper = np.concatenate([per_paper[keep], added_per_paper])
         offsets = np.concatenate([[0], np.cumsum(per_paper)]).astype(np.int64)
-        ids = [pid for pid, k in zip(self.ids, keep, strict=True) if k] + [pid for pid, _ in papers]
-        return LexicalIndex(ids, _bm25(terms, counts, offsets, vocabulary), vocabulary, (terms, counts, offsets))
+        kept_ids = [pid for pid, k in zip(self.ids, keep, strict=True) if k] + list(ids)
+        return LexicalIndex(kept_ids, _bm25(terms, counts, offsets, vocabulary), vocabulary, (terms, counts, offsets))
 
     def term_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each paper's distinct term ids and their counts, one paper after another, and the

@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import count, islice
@@ -48,7 +48,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answering.evidence import evidence_texts
 from rag.answering.question import CorpusProfile
-from rag.catalog import Catalog, Entry, entry
+from rag.catalog import Additions, Catalog, Entry, entry
 from rag.chunking import chunk_paper, chunk_paper_id
 from rag.corpusmap import Progress as MapProgress
 from rag.corpusmap import make_map
@@ -500,12 +500,13 @@ class Index:
     def _ingest(self, papers: Iterable[Paper | SkippedRecord], progress: Progress | None, total: int | None) -> IngestReport:
         started = time.perf_counter()
         skipped: list[SkippedRecord] = []
-        seen: set[str] = set()
         added = updated = unchanged = written = done = 0
-        # The catalog this ingest updates, and what it writes; `alone` stays true while no other
-        # process writes to the store between this ingest's writes.
+        # The catalog this ingest updates, and what of the papers it writes goes into the next
+        # one; `alone` stays true while no other process writes to the store between this
+        # ingest's writes. Nothing else is kept of a batch once it is written: memory grows with
+        # the papers written only by what the catalog and Chroma's vector index keep of them.
         base: Catalog | None = None
-        entries: dict[str, Entry] = {}
+        additions: Additions | None = None
         alone = True
         if progress:
             progress(0, total or 0)
@@ -518,16 +519,20 @@ class Index:
             # hash is its own.
             indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
             todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
-            added += sum(p.id not in indexed and p.id not in seen for p in todo)
-            updated += sum(p.id in indexed or p.id in seen for p in todo)
+            # The lookup goes by the catalog as it was before this ingest, so a paper that an
+            # earlier batch wrote is told by `additions`: given again, it is an update. (One an
+            # earlier batch found unchanged is still in the store, and found again.)
+            earlier: Container[str] = additions if additions is not None else ()
+            added += sum(p.id not in indexed and p.id not in earlier for p in todo)
+            updated += sum(p.id in indexed or p.id in earlier for p in todo)
             unchanged += len(latest) - len(todo)
-            seen.update(latest)
             if todo:
                 base = base or self.catalog.complete()
+                additions = additions if additions is not None else Additions(base.lexical.vocabulary)
                 # Stamped before as well as after: a catalog another process saves for the last
                 # generation meanwhile must not be current while these papers are in the table.
                 alone = self._stamp() and alone
-                written += self._write(todo, entries)
+                written += self._write(todo, additions)
                 alone = self._stamp() and alone
             if self.settings.sentence_vectors:
                 # Unchanged papers whose sentences are not stored (indexed before, or by another
@@ -541,8 +546,8 @@ class Index:
                 progress(done, max(total or 0, done))
         self._drop_old_layout()
         if added or updated:
-            # `base` is set: something was written.
-            self._next_catalog(base.updated((), list(entries.values())) if alone and base is not None else None)
+            # `base` and `additions` are set: something was written.
+            self._next_catalog(base.updated((), additions) if alone and base is not None and additions is not None else None)
         return IngestReport(
             added=added,
             updated=updated,
@@ -564,19 +569,21 @@ class Index:
             catalog.save(folder)
             self._catalog = catalog
 
-    def _write(self, papers: list[Paper], entries: dict[str, Entry]) -> int:
-        """Write the papers' chunks (and sentences), add their catalog entries to `entries`;
+    def _write(self, papers: list[Paper], additions: Additions) -> int:
+        """Write the papers' chunks (and sentences), add their catalog entries to `additions`;
         returns how many chunks were written."""
         if self.settings.sentence_vectors:
             self._write_texts(papers)
         texts, metas, ids = [], [], []
+        entries: list[Entry] = []
         for paper in papers:
             chunks = chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap)
-            entries[paper.id] = entry(paper, chunks[0].id)
+            entries.append(entry(paper, chunks[0].id))
             for chunk in chunks:
                 texts.append(chunk.text)
                 metas.append(_paper_metadata(paper, chunk))
                 ids.append(chunk.id)
+        additions.add(entries)
         self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
         fresh = set(ids)
         old = self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
