@@ -83,6 +83,13 @@ def ask_latency(index: Index, questions: list[str]) -> dict:
     }
 
 
+def peak_rss_mb() -> int:
+    """This process's peak resident memory. Not getrusage's ru_maxrss: Linux carries it across
+    fork and exec, so a child started by a (large) bench would report the bench's."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(status["VmHWM"].split()[0]) // 1024
+
+
 def table(rows: list[dict]) -> str:
     keys = list(rows[0])
     width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}

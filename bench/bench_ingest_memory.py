@@ -14,14 +14,15 @@ The ways, each from a new process:
 - ingest: `paperchat ingest FILE` as the CLI runs it (its counting pass, then `Index.ingest`
   over `read_corpus`), sentence vectors on;
 - ingest-nosv: the same with PAPERCHAT_SENTENCE_VECTORS=false;
-- chroma: Chroma's share alone: the file read and the same chunks (ids, texts, metadata, fake
-  vectors) written to a new collection 256 papers at a time, through `Index.vectorstore`, and
+- chroma: Chroma's share alone: the file read and its chunks written to a new collection 256
+  papers at a time by the ingest's own chunk writer (`Index._add_chunks`, fake vectors), and
   nothing else (no catalog, no sentences).
 
 With `--embedder fake` (the default) the CLI runs in the worker with `rag.store.make_embeddings`
 replaced by langchain's `DeterministicFakeEmbedding(size=384)` (MiniLM's width, so Chroma's
 vectors are as large as they would be): no setting chooses a fake, and the model would take
-hours. The chroma way always embeds with the fake.
+hours. With `--embedder minilm` the worker's CLI embeds with the model. The chroma way always
+embeds with the fake.
 
 `--trace N` instead ingests N papers in this process under tracemalloc and lists the allocation
 sites whose memory grew from the second batch to the last, in bytes a paper. Under about 20k
@@ -46,9 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_ingest_ask import table
+from bench_ingest_ask import ROOT, peak_rss_mb, table
 
-ROOT = Path(__file__).resolve().parents[1]
 WAYS = ("read", "ingest", "ingest-nosv", "chroma")
 _WORDS = [
     "attention",
@@ -107,12 +107,6 @@ def write_corpus(path: Path, n: int, seed: int = 0) -> None:
             )
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident memory (VmHWM), in MB."""
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-    return int(status["VmHWM"].split()[0]) / 1024
-
-
 def _fake_embedder() -> None:
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
@@ -127,25 +121,15 @@ def chroma_only(corpus: Path, data_dir: Path) -> int:
 
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from rag.chunking import chunk_paper
     from rag.corpus import read_corpus
     from rag.records import Paper
     from rag.settings import Settings
-    from rag.store import _BATCH, Index, _paper_metadata
+    from rag.store import _BATCH, Index
 
-    settings = Settings(data_dir=data_dir)
-    index = Index(settings, DeterministicFakeEmbedding(size=384))
+    index = Index(Settings(data_dir=data_dir), DeterministicFakeEmbedding(size=384))
     stream, papers = read_corpus(corpus), 0
     while batch := list(islice(stream, _BATCH)):
-        texts, metas, ids = [], [], []
-        for paper in batch:
-            if not isinstance(paper, Paper):
-                continue
-            for chunk in chunk_paper(paper, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap):
-                texts.append(chunk.text)
-                metas.append(_paper_metadata(paper, chunk))
-                ids.append(chunk.id)
-        index.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
+        index._add_chunks([p for p in batch if isinstance(p, Paper)])
         papers += len(batch)
     return papers
 
@@ -208,17 +192,6 @@ def worker(way: str, corpus: Path, data_dir: Path, embedder: str) -> None:
 
 def measure(way: str, corpus: Path, folder: Path, embedder: str) -> dict:
     data_dir = Path(tempfile.mkdtemp(dir=folder, prefix="index-"))
-    if embedder == "minilm" and way not in ("read", "chroma"):
-        env = {**os.environ, "PAPERCHAT_DATA_DIR": str(data_dir)}
-        env["PAPERCHAT_SENTENCE_VECTORS"] = "false" if way == "ingest-nosv" else "true"
-        exe = str(Path(sys.executable).with_name("paperchat"))
-        clock = time.perf_counter()
-        child = subprocess.Popen([exe, "ingest", str(corpus)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-        _, status, usage = os.wait4(child.pid, 0)
-        if status:
-            raise SystemExit(f"paperchat ingest {corpus} failed")
-        # This process imports nothing large, so little of its own peak carries over to the child.
-        return {"seconds": time.perf_counter() - clock, "peak_rss_mb": usage.ru_maxrss / 1024}
     args = [sys.executable, __file__, "--worker", way, "--corpus", str(corpus), "--data-dir", str(data_dir)]
     args += ["--embedder", embedder]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)

@@ -35,9 +35,9 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from bench_ask import SETS, latency, p95, questions
+from bench_ask import SETS, first_asks, p95, questions
 from bench_ingest import texts_embedded
-from bench_ingest_ask import ROOT, SCALE, table
+from bench_ingest_ask import ROOT, SCALE, peak_rss_mb, table
 from langchain_core.embeddings import Embeddings
 
 SIZES = (1000, 10_000, 13_687, 100_000)
@@ -102,13 +102,6 @@ def disk_mb(folder: Path) -> float:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
 
 
-def peak_rss_mb() -> int:
-    """This process's peak resident memory. Not getrusage's ru_maxrss: Linux carries it across
-    fork and exec, so a child started by this (large) bench would report the bench's."""
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-    return int(status["VmHWM"].split()[0]) // 1024
-
-
 def probe(data_dir: Path) -> None:
     """In a new process: one first answer (the parent times it), then latency and peak RSS."""
     from rag.chain import Assistant
@@ -127,7 +120,7 @@ def probe(data_dir: Path) -> None:
         clock = time.perf_counter()
         search(index, question, settings)
         retrieval.append((time.perf_counter() - clock) * 1000)
-    totals = latency(assistant, asked, stored=True)
+    totals = first_asks(assistant, asked)
     print(json.dumps({
         "retrieval p50 ms": round(statistics.median(retrieval), 1),
         "retrieval p95 ms": round(p95(retrieval), 1),

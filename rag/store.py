@@ -574,23 +574,27 @@ class Index:
         returns how many chunks were written."""
         if self.settings.sentence_vectors:
             self._write_texts(papers)
-        texts, metas, ids = [], [], []
-        entries: list[Entry] = []
-        for paper in papers:
-            chunks = chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap)
-            entries.append(entry(paper, chunks[0].id))
-            for chunk in chunks:
-                texts.append(chunk.text)
-                metas.append(_paper_metadata(paper, chunk))
-                ids.append(chunk.id)
-        additions.add(entries)
-        self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
+        ids, firsts = self._add_chunks(papers)
+        additions.add(entry(paper, first) for paper, first in zip(papers, firsts, strict=True))
         fresh = set(ids)
         old = self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
         stale = [i for i in old if i not in fresh]
         if stale:
             self._collection.delete(ids=stale)
         return len(ids)
+
+    def _add_chunks(self, papers: list[Paper]) -> tuple[list[str], list[str]]:
+        """Embed the papers' chunks into Chroma; returns their ids and each paper's first chunk's."""
+        texts, metas, ids, firsts = [], [], [], []
+        for paper in papers:
+            chunks = chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap)
+            firsts.append(chunks[0].id)
+            for chunk in chunks:
+                texts.append(chunk.text)
+                metas.append(_paper_metadata(paper, chunk))
+                ids.append(chunk.id)
+        self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
+        return ids, firsts
 
     def _write_texts(self, papers: list[Paper]) -> None:
         """Split the papers' abstracts into sentences and store them with the papers' words;
