@@ -115,7 +115,7 @@ eval-forms: ingest
 bench-table: install
 	$(BIN)/python bench/bench_table.py
 
-# The verifier (rag/verifier.py): fine-tuned from the bundled MiniLM on data/verifier/pairs.jsonl.gz,
+# The verifier (rag/models/verifier.py): fine-tuned from the bundled MiniLM on data/verifier/pairs.jsonl.gz,
 # on the CPU with a fixed seed, exported to int8 ONNX in data/verifier/model/ with its held-out
 # figures (data/verifier/MODEL_CARD.md). About 25 minutes on 2 cores.
 train-verifier: install

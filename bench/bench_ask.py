@@ -21,11 +21,11 @@ from pathlib import Path
 from bench_ingest_ask import ROOT, table
 
 from rag import text
-from rag.chain import Assistant
-from rag.evalsets import eval_index, load_eval_set
-from rag.retrieval import search
+from rag.answering.chain import Assistant
+from rag.evaluation.sets import eval_index, load_eval_set
+from rag.index.store import Index
+from rag.search.retrieval import search
 from rag.settings import Settings
-from rag.store import Index
 
 SETS = ("scale-how-result", "scale-collection", "scale-unanswerable")
 

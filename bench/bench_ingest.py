@@ -20,11 +20,11 @@ from pathlib import Path
 
 from bench_ingest_ask import SCALE, table
 
-from rag.answering.evidence import evidence_texts
-from rag.chunking import chunk_paper
-from rag.corpus import load_corpus
+from rag.corpus.chunking import chunk_paper
+from rag.corpus.reading import load_corpus
+from rag.index.papertext import evidence_texts
+from rag.index.store import Index
 from rag.settings import Settings
-from rag.store import Index
 
 
 def texts_embedded(papers: list, settings: Settings, stored_words: Collection[str] = ()) -> list[str]:

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag.chain import Assistant
-from rag.corpus import load_corpus
+from rag.answering.chain import Assistant
+from rag.corpus.reading import load_corpus
+from rag.index.store import Index
 from rag.settings import Settings
-from rag.store import Index
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALE = ROOT.parent / "shared" / "data" / "scale_corpus.jsonl.gz"

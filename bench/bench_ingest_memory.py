@@ -18,7 +18,7 @@ The ways, each from a new process:
   papers at a time by the ingest's own chunk writer (`Index._add_chunks`, fake vectors), and
   nothing else (no catalog, no sentences).
 
-With `--embedder fake` (the default) the CLI runs in the worker with `rag.store.make_embeddings`
+With `--embedder fake` (the default) the CLI runs in the worker with `rag.index.store.make_embeddings`
 replaced by langchain's `DeterministicFakeEmbedding(size=384)` (MiniLM's width, so Chroma's
 vectors are as large as they would be): no setting chooses a fake, and the model would take
 hours. With `--embedder minilm` the worker's CLI embeds with the model. The chroma way always
@@ -27,7 +27,7 @@ embeds with the fake.
 `--trace N` instead ingests N papers in this process under tracemalloc and lists the allocation
 sites whose memory grew from the second batch to the last, in bytes a paper. Under about 20k
 papers the bounded caches of sentence splits and paper words (4,096 to 20,000 texts) are still
-filling and lead the list; what stays is the catalog's (`rag.catalog.Additions`).
+filling and lead the list; what stays is the catalog's (`rag.index.catalog.Additions`).
 
 Peak RSS is the worker's VmHWM (/proc/self/status), which, unlike getrusage's ru_maxrss, a
 process does not inherit across fork and exec. The last rows divide each way's figures at the
@@ -110,9 +110,9 @@ def write_corpus(path: Path, n: int, seed: int = 0) -> None:
 def _fake_embedder() -> None:
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    import rag.store
+    import rag.index.store
 
-    rag.store.make_embeddings = lambda settings: DeterministicFakeEmbedding(size=384)
+    rag.index.store.make_embeddings = lambda settings: DeterministicFakeEmbedding(size=384)
 
 
 def chroma_only(corpus: Path, data_dir: Path) -> int:
@@ -121,10 +121,10 @@ def chroma_only(corpus: Path, data_dir: Path) -> int:
 
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from rag.corpus import read_corpus
+    from rag.corpus.reading import read_corpus
+    from rag.index.store import _BATCH, Index
     from rag.records import Paper
     from rag.settings import Settings
-    from rag.store import _BATCH, Index
 
     index = Index(Settings(data_dir=data_dir), DeterministicFakeEmbedding(size=384))
     stream, papers = read_corpus(corpus), 0
@@ -143,9 +143,9 @@ def growth(corpus: Path, data_dir: Path, top: int) -> None:
 
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from rag.corpus import count_papers, read_corpus
+    from rag.corpus.reading import count_papers, read_corpus
+    from rag.index.store import _BATCH, Index
     from rag.settings import Settings
-    from rag.store import _BATCH, Index
 
     total = count_papers(corpus)
     tracemalloc.start(12)
@@ -172,7 +172,7 @@ def worker(way: str, corpus: Path, data_dir: Path, embedder: str) -> None:
     """One way on one file in this (new) process; prints its seconds and peak RSS as JSON."""
     started = time.perf_counter()
     if way == "read":
-        from rag.corpus import count_papers, read_corpus
+        from rag.corpus.reading import count_papers, read_corpus
 
         count_papers(corpus)
         papers = sum(1 for _ in read_corpus(corpus))

@@ -104,10 +104,10 @@ def disk_mb(folder: Path) -> float:
 
 def probe(data_dir: Path) -> None:
     """In a new process: one first answer (the parent times it), then latency and peak RSS."""
-    from rag.chain import Assistant
-    from rag.retrieval import search
+    from rag.answering.chain import Assistant
+    from rag.index.store import Index
+    from rag.search.retrieval import search
     from rag.settings import Settings
-    from rag.store import Index
 
     settings = Settings(data_dir=data_dir, backend="extractive")
     index = Index.open(settings)
@@ -189,10 +189,10 @@ def main() -> None:
     if args.probe:
         return probe(args.probe)
 
-    from rag.answering.evidence import evidence_texts
-    from rag.corpus import load_corpus
+    from rag.corpus.reading import load_corpus
+    from rag.index.papertext import evidence_texts
+    from rag.index.store import Index
     from rag.settings import Settings
-    from rag.store import Index
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="paperchat-scale-"))
     settings = Settings(data_dir=data_dir, backend="extractive")

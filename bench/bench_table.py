@@ -18,12 +18,12 @@ from pathlib import Path
 from bench_ask import SETS
 from bench_ingest_ask import ROOT, table
 
+from rag.answering.chain import Assistant
 from rag.answering.research import PRESET
-from rag.chain import Assistant
-from rag.evalsets import eval_index, load_eval_set
-from rag.retrieval import search
+from rag.evaluation.sets import eval_index, load_eval_set
+from rag.index.store import Index
+from rag.search.retrieval import search
 from rag.settings import Settings
-from rag.store import Index
 
 QUERIES = ("Which papers work on robot grasping?", "papers on federated learning with privacy", "Which papers study LLM reasoning?")
 ROWS = 50

@@ -4,7 +4,7 @@ after each (`make bench-update`, on the index `make bench-scale` grows; minutes)
 Each step is `paperchat` in a new process, timed from start to exit, with that process's peak
 RSS (os.wait4's rusage: this bench imports nothing large, so a child carries over little). The
 reference, from the same run, is what each write cost before the catalog was updated in place
-(`rag.catalog`): making the catalog again from the paper table, in a new process. The bench
+(`rag.index.catalog`): making the catalog again from the paper table, in a new process. The bench
 leaves the index as it found it: the papers it adds it removes.
 
     python bench/bench_update.py --data-dir DIR     # an index of any size; DIR as for bench-scale
@@ -27,7 +27,7 @@ from bench_ingest_ask import ROOT, SCALE, table
 FIRST = "How does mixture-of-head attention select heads?"
 ADDED = 10
 REBUILD = (
-    "from rag.catalog import Catalog; from rag.settings import Settings; from rag.store import Index;"
+    "from rag.index.catalog import Catalog; from rag.settings import Settings; from rag.index.store import Index;"
     "index = Index.open(Settings()); Catalog.empty().updated((), index._table_entries())"
 )
 

@@ -17,11 +17,11 @@ import time
 from bench_ask import first_asks, prepared, row
 from bench_ingest_ask import table
 
-from rag.chain import Assistant
-from rag.retrieval import search
-from rag.store import Index
+from rag.answering.chain import Assistant
+from rag.index.store import Index
+from rag.models.verifier import Verdict
+from rag.search.retrieval import search
 from rag.text import split_sentences
-from rag.verifier import Verdict
 
 
 class NoVerdicts:

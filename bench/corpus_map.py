@@ -1,7 +1,7 @@
 """The map of the corpus (the app's Map page) at 20 and at 13,687 papers (`make bench-map`).
 
 For each corpus, from an index of it: reading the papers' vectors and the paper table, making
-the map from them (k-means, t-SNE, the names: `rag.corpusmap.make_map`), a first opening that
+the map from them (k-means, t-SNE, the names: `rag.index.corpusmap.make_map`), a first opening that
 makes and saves it (`Index.corpus_map` in a new process's Index), opening it again from the saved
 file, a rerun's (from memory), the saved file's size; then the Map page itself under AppTest:
 its first drawing in a process that has the map on disk, a rerun choosing a cluster, and the
@@ -44,13 +44,13 @@ import numpy as np
 from bench_ingest_ask import ROOT, SCALE, table
 from langchain_core.embeddings import Embeddings
 
-from rag.corpus import load_corpus
-from rag.corpusmap import make_map
-from rag.embeddings import make_embeddings
-from rag.offline import prepare
+from rag.corpus.reading import load_corpus
+from rag.index.corpusmap import make_map
+from rag.index.embeddings import make_embeddings
+from rag.index.offline import prepare
+from rag.index.store import Index
 from rag.records import CorpusMap, Paper
 from rag.settings import Settings
-from rag.store import Index
 
 PAPERS = ROOT / "data" / "papers.jsonl"
 SCALE_INDEX = Path.home() / ".local" / "share" / "paperchat" / "bench-scale"
@@ -219,7 +219,7 @@ def projections(data_dir: Path) -> list[dict]:
     from sklearn.manifold import TSNE, trustworthiness
     from sklearn.metrics import silhouette_score
 
-    import rag.corpusmap as corpusmap
+    import rag.index.corpusmap as corpusmap
 
     index = Index.open(Settings(data_dir=data_dir, sentence_vectors=False))
     _, vectors = index.paper_vectors()
@@ -262,7 +262,7 @@ def groupings(data_dir: Path) -> list[dict]:
     as a reader would, knowing nothing else of the groups)."""
     from sklearn.metrics import silhouette_score
 
-    import rag.corpusmap as corpusmap
+    import rag.index.corpusmap as corpusmap
     from rag.markup import to_plain
 
     index = Index.open(Settings(data_dir=data_dir, sentence_vectors=False))

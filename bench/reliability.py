@@ -33,25 +33,25 @@ class FailureClass:
 CLASSES = (
     FailureClass("a server past its bounds", "ignores max_tokens: cut off at the cap; Retry-After as an HTTP date obeyed; "
                  "a wait said rounded up",
-                 ("tests/test_model_faults.py::ignores_the_token_cap", "tests/test_model_faults.py::http_date",
-                  "tests/test_model_faults.py::rounded_up")),
+                 ("tests/models/test_model_faults.py::ignores_the_token_cap", "tests/models/test_model_faults.py::http_date",
+                  "tests/models/test_model_faults.py::rounded_up")),
     FailureClass("credentials in a URL", "a password or query key in OPENAI_BASE_URL in no message, label or report",
-                 ("tests/test_openai_backend.py::credentials_in_the_base_url",
+                 ("tests/models/test_openai_backend.py::credentials_in_the_base_url",
                   "tests/test_settings.py::without_its_credentials")),
     FailureClass("a question too long", "refused before the model, never said back, in the library and the CLI",
-                 ("tests/test_model_safeguards.py::past_the_length_cap", "tests/test_model_safeguards.py::long_question")),
+                 ("tests/answering/test_model_safeguards.py::past_the_length_cap", "tests/answering/test_model_safeguards.py::long_question")),
     FailureClass("bad input files", "file:line error, index unchanged, no traceback",
-                 ("tests/test_corpus.py", "tests/test_cli.py::bad", "tests/test_cli.py::oversized",
-                  "tests/test_ui.py::upload_of", "tests/test_ui.py::upload_over")),
+                 ("tests/corpus/test_corpus.py", "tests/test_cli.py::bad", "tests/test_cli.py::oversized",
+                  "tests/ui/test_ui.py::upload_of", "tests/ui/test_ui.py::upload_over")),
     FailureClass("settings and config", "ConfigError naming the variable or file:line, in every command and the app",
-                 ("tests/test_settings.py", "tests/test_cli.py::a_bad_setting", "tests/test_ui.py::a_bad_setting")),
+                 ("tests/test_settings.py", "tests/test_cli.py::a_bad_setting", "tests/ui/test_ui.py::a_bad_setting")),
     FailureClass("arbitrary bytes and text", "loaders and citation parser raise only our errors (hypothesis)",
-                 ("tests/test_corpus_properties.py", "tests/test_citation_properties.py")),
+                 ("tests/corpus/test_corpus_properties.py", "tests/answering/test_citation_properties.py")),
     FailureClass("model faults", "refused, 500, 429 Retry-After, stall, drop, not JSON, bad key: within the bound",
-                 ("tests/test_model_faults.py", "tests/test_openai_backend.py", "tests/test_ui.py::cut_off",
-                  "tests/test_ui.py::backend_error")),
+                 ("tests/models/test_model_faults.py", "tests/models/test_openai_backend.py", "tests/ui/test_ui.py::cut_off",
+                  "tests/ui/test_ui.py::backend_error")),
     FailureClass("hostile text", "fenced as data, citations held to retrieved papers, Markdown defused, escaped",
-                 ("tests/test_model_safeguards.py", "tests/test_markup.py::defuse", "tests/test_ui.py::escaped",
+                 ("tests/answering/test_model_safeguards.py", "tests/test_markup.py::defuse", "tests/ui/test_ui.py::escaped",
                   "tests/test_export.py")),
     FailureClass("markup in corpus text", "a link holding \"[\" shown by search, ask, chat and --export, no MarkupError",
                  ("tests/test_cli.py::link_holding_brackets",)),
@@ -60,24 +60,24 @@ CLASSES = (
                  ("tests/test_markup.py::terminal_safe", "tests/test_cli.py::terminal_escapes")),
     FailureClass("unmarked unsupported claims", "an unsupported citation's sentence marked (unsupported), a held-back "
                  "one's (no such source) where it stood, alike in the terminal, the app and the export",
-                 ("tests/test_cli.py::marks_unsupported", "tests/test_citations.py::held_back_claims",
-                  "tests/test_citation_properties.py::leaves_a_mark")),
+                 ("tests/test_cli.py::marks_unsupported", "tests/answering/test_citations.py::held_back_claims",
+                  "tests/answering/test_citation_properties.py::leaves_a_mark")),
     FailureClass("Ctrl+C", "ingest says how many papers are in and exits 130, the rerun adds the rest; chat stops the "
                  "answer and goes on; eval keeps its scored questions for --resume",
-                 ("tests/test_crash_concurrency.py::ctrl_c", "tests/test_cli.py::ctrl_c", "tests/test_eval_failures.py::ctrl_c")),
+                 ("tests/index/test_crash_concurrency.py::ctrl_c", "tests/test_cli.py::ctrl_c", "tests/evaluation/test_eval_failures.py::ctrl_c")),
     FailureClass("secrets and file names", "the key in no output, report or export; upload names never paths",
-                 ("tests/test_secrets.py", "tests/test_ui.py::hostile_upload_name")),
+                 ("tests/test_secrets.py", "tests/ui/test_ui.py::hostile_upload_name")),
     FailureClass("evaluation under failures", "failed questions recorded, stop after N in a row, --resume",
-                 ("tests/test_eval_failures.py",)),
+                 ("tests/evaluation/test_eval_failures.py",)),
     FailureClass("kills and concurrent writers", "SIGKILL in each stage of an ingest, placed by what it has written: papers whole or absent, "
                  "no duplicate; "
                  "two writers: both succeed or 'index busy'",
-                 ("tests/test_crash_concurrency.py", "tests/test_store.py::killed", "tests/test_server.py::killed",
-                  "tests/test_ui.py::busy")),
+                 ("tests/index/test_crash_concurrency.py", "tests/index/test_store.py::killed", "tests/index/test_server.py::killed",
+                  "tests/ui/test_ui.py::busy")),
     FailureClass("load", "8 browser sessions x 5 questions against one `paperchat ui`: 0 errors",
-                 ("tests/test_load.py",)),
+                 ("tests/ui/test_load.py",)),
     FailureClass("nested follow-ups", "joined once to the last real question; tags around a rewrite dropped",
-                 ("tests/test_followup.py::joined_to_the_last_real_question_once", "tests/test_chain.py::tags_wrapped")),
+                 ("tests/question/test_followup.py::joined_to_the_last_real_question_once", "tests/answering/test_chain.py::tags_wrapped")),
     FailureClass("progress in a log", "output not a terminal: a plain line per step, at least every 30 s, and at its end",
                  ("tests/test_progress.py", "tests/test_cli.py::plain_lines")),
 )
@@ -88,7 +88,10 @@ def _selection(cls: FailureClass) -> list[tuple[str, str]]:
 
 
 def _class_of(case: ET.Element) -> FailureClass | None:
-    file = case.get("file") or "tests/" + case.get("classname", "").split(".")[-1] + ".py"
+    # pytest names a case's module by its dotted path ("tests.ui.test_ui"), then any class in it.
+    parts = case.get("classname", "").split(".")
+    module = next((i for i, part in enumerate(parts) if part.startswith("test_")), len(parts) - 1)
+    file = case.get("file") or "/".join(parts[: module + 1]) + ".py"
     name = case.get("name", "")
     for cls in CLASSES:
         for path, keyword in _selection(cls):

@@ -27,14 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.answering.answerability import Bars, assess  # noqa: E402
-from rag.answering.collection import CollectionBars, admitted  # noqa: E402
-from rag.chain import Assistant, about_selection  # noqa: E402
-from rag.corpus import load_corpus  # noqa: E402
-from rag.evalsets import eval_index, load_question_set  # noqa: E402
-from rag.evaluate import same_sentence  # noqa: E402
+from rag.answering.chain import Assistant, about_selection  # noqa: E402
+from rag.answering.forms.collection import CollectionBars, admitted  # noqa: E402
+from rag.corpus.reading import load_corpus  # noqa: E402
+from rag.evaluation.evaluate import same_sentence  # noqa: E402
+from rag.evaluation.sets import eval_index, load_question_set  # noqa: E402
+from rag.index.store import Index  # noqa: E402
 from rag.records import Coverage, QuestionType  # noqa: E402
 from rag.settings import Settings  # noqa: E402
-from rag.store import Index  # noqa: E402
 
 SEED_SETS = ("seed", "seed-unanswerable", "seed-how-result", "seed-collection", "seed-extra", "seed-reworded", "seed-premise")
 SCALE_SETS = ("scale-unanswerable", "scale-how-result", "scale-collection", "scale-extra")

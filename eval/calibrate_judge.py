@@ -1,4 +1,4 @@
-"""Calibrate the offline support judge's threshold (rag.judges.SUPPORT_THRESHOLD).
+"""Calibrate the offline support judge's threshold (rag.answering.citations.SUPPORT_THRESHOLD).
 
 Labelled pairs come from the seed set's written reference answers, which paraphrase rather than
 quote: every reference sentence of a one-paper question (lookup, summary) paired with its gold
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.corpus import load_corpus
-from rag.embeddings import SentenceVectors, make_embeddings
-from rag.evalsets import load_question_set
-from rag.judges import SimilarityJudge
-from rag.offline import prepare
+from rag.corpus.reading import load_corpus
+from rag.evaluation.judges import SimilarityJudge
+from rag.evaluation.sets import load_question_set
+from rag.index.embeddings import SentenceVectors, make_embeddings
+from rag.index.offline import prepare
 from rag.settings import Settings
 from rag.text import split_sentences
 

@@ -4,7 +4,7 @@
 
 Each question of each set's calibration half is ranked once by the fusion (100 deep) and its top
 papers read once by the verifier; each weight of the fused score beside the verifier's
-probability (`rag.rerank`) is then only a re-sort. It prints nDCG@10 and Recall@5 per set and
+probability (`rag.search.rerank`) is then only a re-sort. It prints nDCG@10 and Recall@5 per set and
 weight (weight "fused": no reranking) and the weight with the best mean nDCG@10 over the sets.
 """
 
@@ -17,12 +17,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.question import analyze  # noqa: E402
-from rag.chain import Assistant  # noqa: E402
-from rag.evalsets import eval_index, load_eval_set  # noqa: E402
-from rag.evaluate import retrieval_scores  # noqa: E402
-from rag.rerank import passages  # noqa: E402
-from rag.retrieval import search  # noqa: E402
+from rag.answering.chain import Assistant  # noqa: E402
+from rag.evaluation.evaluate import retrieval_scores  # noqa: E402
+from rag.evaluation.sets import eval_index, load_eval_set  # noqa: E402
+from rag.question.analysis import analyze  # noqa: E402
+from rag.search.rerank import passages  # noqa: E402
+from rag.search.retrieval import search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 SETS = (ROOT / "eval" / "sets" / "known-item", ROOT.parent / "shared" / "benchmarks" / "scifact", ROOT / "eval" / "sets" / "seed-reworded.jsonl")

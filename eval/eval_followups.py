@@ -1,5 +1,5 @@
 """How often a follow-up's reference to the last answer's papers is read right
-(`rag.answering.followup.read_references`), on `eval/sets/followup-references.jsonl`: a previous
+(`rag.question.followup.read_references`), on `eval/sets/followup-references.jsonl`: a previous
 question asked of the bundled 20 papers, a follow-up, and what a reader means by it, written for
 issue 25 by one of the session's agents from the answers as shown, before the rules were changed:
 
@@ -28,14 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.followup import Reading, read_references  # noqa: E402
-from rag.chain import Assistant  # noqa: E402
-from rag.corpus import load_corpus  # noqa: E402
-from rag.embeddings import make_embeddings  # noqa: E402
-from rag.offline import prepare  # noqa: E402
+from rag.answering.chain import Assistant  # noqa: E402
+from rag.corpus.reading import load_corpus  # noqa: E402
+from rag.index.embeddings import make_embeddings  # noqa: E402
+from rag.index.offline import prepare  # noqa: E402
+from rag.index.store import Index  # noqa: E402
+from rag.question.followup import Reading, read_references  # noqa: E402
 from rag.records import Answer  # noqa: E402
 from rag.settings import Settings  # noqa: E402
-from rag.store import Index  # noqa: E402
 
 SET = ROOT / "eval" / "sets" / "followup-references.jsonl"
 

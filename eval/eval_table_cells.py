@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.answering.research import MIN_WORDS, scored  # noqa: E402
-from rag.corpus import load_corpus  # noqa: E402
-from rag.offline import prepare  # noqa: E402
+from rag.corpus.reading import load_corpus  # noqa: E402
+from rag.index.offline import prepare  # noqa: E402
+from rag.models.verifier import load_verifier  # noqa: E402
 from rag.text import split_sentences  # noqa: E402
-from rag.verifier import load_verifier  # noqa: E402
 
 SET = ROOT / "eval" / "sets" / "table-cells.jsonl"
 BARS = (0.3, 0.4, 0.5, 0.6, 0.7)

@@ -3,7 +3,7 @@
     python eval/fusion_study.py                      # known-item, SciFact train, the question sets
     python eval/fusion_study.py --set ../shared/benchmarks/scifact
 
-Each question is retrieved once, as `rag.retrieval.search` does it (the question analysed; the
+Each question is retrieved once, as `rag.search.retrieval.search` does it (the question analysed; the
 dense side embeds its focus, BM25 reads it whole), keeping both candidate lists with their scores
 and, for the dense side, the same search with the question unstripped. Every variant is then a
 re-ranking of those lists. Halves are fixed by a hash of the query id (as `load_beir` splits a
@@ -24,10 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.question import analyze, is_statement  # noqa: E402
-from rag.evalsets import eval_index, load_eval_set  # noqa: E402
-from rag.evaluate import retrieval_scores  # noqa: E402
-from rag.retrieval import score_fusion  # noqa: E402
+from rag.evaluation.evaluate import retrieval_scores  # noqa: E402
+from rag.evaluation.sets import eval_index, load_eval_set  # noqa: E402
+from rag.question.analysis import analyze
+from rag.question.kind import is_statement  # noqa: E402
+from rag.search.retrieval import score_fusion  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 SETS = (

@@ -24,16 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.evalsets import load_question_set  # noqa: E402
-from rag.evaluate import gold_citation_scores, same_sentence  # noqa: E402
+from rag.evaluation.evaluate import gold_citation_scores, same_sentence  # noqa: E402
+from rag.evaluation.sets import load_question_set  # noqa: E402
 from rag.text import tokenize_terms  # noqa: E402
 
 # Run inside the earlier checkout: what its assistant answers, as JSON lines.
 _ANSWER = """
 import json, sys
-from rag.chain import Assistant
+from rag.answering.chain import Assistant
 from rag.settings import Settings
-from rag.store import Index
+from rag.index.store import Index
 settings = Settings(backend="extractive", **({"data_dir": sys.argv[1]} if sys.argv[1] else {}))
 assistant = Assistant(Index.open(settings), settings)
 for line in sys.stdin:

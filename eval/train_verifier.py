@@ -1,4 +1,4 @@
-"""Train the verifier (`rag/verifier.py`): a cross-encoder fine-tuned from the bundled MiniLM.
+"""Train the verifier (`rag/models/verifier.py`): a cross-encoder fine-tuned from the bundled MiniLM.
 
     python eval/train_verifier.py [--layers 6] [--epochs 1] [--max-pairs N] [--seed 0] [--out DIR]
 
@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.offline import prepare  # noqa: E402
-from rag.verifier import LABELS, MAX_TOKENS, VERIFIER_DIR, Verifier  # noqa: E402
+from rag.index.offline import prepare  # noqa: E402
+from rag.models.verifier import LABELS, MAX_TOKENS, VERIFIER_DIR, Verifier  # noqa: E402
 
 PAIRS = ROOT / "data" / "verifier" / "pairs.jsonl.gz"
 

@@ -6,13 +6,13 @@
 `data/verifier/questions.jsonl` holds the questions written for abstracts of the scale corpus
 (`data/verifier/abstracts.jsonl.gz`, each abstract split into sentences as the product splits
 them, and assigned to the train, calibration or report split); `data/verifier/CARD.md` says who
-wrote them and how. Each question becomes labelled pairs (labels: `rag.verifier.LABELS`):
+wrote them and how. Each question becomes labelled pairs (labels: `rag.models.verifier.LABELS`):
 
 - sentence pairs: the sentences written down as answering it (answers) or contradicting its
   premise (contradicts); the other sentences of its abstract closest to it (none), except for a
   topic question, which more of its abstract may fit; for a question the abstract does not
   answer, or one asking for what abstracts never hold, its closest sentences (none);
-- paper pairs (`rag.verifier.paper_passage`: the title and the two sentences closest to the
+- paper pairs (`rag.models.verifier.paper_passage`: the title and the two sentences closest to the
   question): its own paper (answers; contradicts where a contradicting sentence is among the
   two; none for a question the abstract does not answer);
 - hard negatives, for the questions that name one paper's finding: the best BM25 paper and the
@@ -41,15 +41,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.question import question_focus  # noqa: E402
-from rag.embeddings import SentenceVectors  # noqa: E402
-from rag.evalsets import load_beir  # noqa: E402
+from rag.evaluation.sets import load_beir  # noqa: E402
+from rag.index.embeddings import SentenceVectors  # noqa: E402
+from rag.index.store import Index  # noqa: E402
 from rag.markup import to_plain  # noqa: E402
-from rag.retrieval import search, with_retriever  # noqa: E402
+from rag.models.verifier import LABELS, paper_passage  # noqa: E402
+from rag.question.kind import question_focus  # noqa: E402
+from rag.search.retrieval import search, with_retriever  # noqa: E402
 from rag.settings import Settings  # noqa: E402
-from rag.store import Index  # noqa: E402
 from rag.text import split_sentences, tokenize_terms  # noqa: E402
-from rag.verifier import LABELS, paper_passage  # noqa: E402
 
 DATA = ROOT / "data" / "verifier"
 NONE, ANSWERS, CONTRADICTS = (LABELS.index(label) for label in ("none", "answers", "contradicts"))

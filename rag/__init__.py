@@ -12,9 +12,9 @@ message saying what and where and a `hint` saying what to do. `PaperRetriever` i
 as a LangChain retriever, for chains of one's own.
 """
 
-from rag.chain import Assistant, DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
+from rag.answering.chain import Assistant, DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.conversations import Conversation, ConversationStore
-from rag.corpus import load_corpus, read_corpus
+from rag.corpus.reading import load_corpus, read_corpus
 from rag.errors import (
     AnswerCutOff,
     AuthenticationError,
@@ -38,10 +38,10 @@ from rag.errors import (
     ServerError,
     StoreError,
 )
-from rag.records import Answer, Citation, Filters, IngestReport, LoadResult, Paper, PaperMatch, Source
-from rag.retrieval import PaperRetriever
+from rag.index.store import Index
+from rag.records import Answer, Citation, Filters, IndexStats, IngestReport, LoadResult, Paper, PaperMatch, Source
+from rag.search.retrieval import PaperRetriever
 from rag.settings import Settings
-from rag.store import Index, IndexStats
 
 __all__ = [
     "Answer",

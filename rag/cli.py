@@ -1,39 +1,25 @@
-"""`paperchat`: the command line, a thin layer over the library (parsing and printing only)."""
+"""`paperchat`: the command line, a thin layer over the library (parsing here, printing in `rag.terminal`)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
-from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from rag.errors import PaperChatError
 from rag.markup import terminal_safe, to_plain
-from rag.progress import PlainProgress
+from rag.terminal import err, out, print_paper, print_stream, progress_bar, safe
 
 if TYPE_CHECKING:
     from rag.records import Answer
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _safe(text: str) -> str:
-    """Corpus or model text for a line of Rich markup: shown as written, never acted on."""
-    return escape(terminal_safe(text))
 
 
 class _Group(click.Group):
@@ -43,9 +29,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {_safe(exc.message)}")
+            err.print(f"[bold red]error:[/] {safe(exc.message)}")
             if exc.hint:
-                err.print(f"[dim]hint: {_safe(exc.hint)}[/]")
+                err.print(f"[dim]hint: {safe(exc.hint)}[/]")
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             err.print("[dim]interrupted[/]")
@@ -69,7 +55,7 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
 
 
 def _index(ctx: click.Context):
-    from rag.store import Index
+    from rag.index.store import Index
 
     return Index.open(ctx.obj)
 
@@ -79,35 +65,13 @@ def _busy(text: str) -> None:
     err.print(f"[dim]{escape(text)}[/]")
 
 
-class _Rate(ProgressColumn):
-    """Items per second (papers, questions), once there is a rate to show."""
-
-    def render(self, task) -> Text:
-        return Text(f"{task.speed:.1f}/s" if task.speed else "", style="progress.data.speed")
-
-
-def _progress() -> Progress | PlainProgress:
-    """A bar on a terminal; else (a log, a pipe) a plain line at least every 30 s."""
-    if not err.is_terminal:
-        return PlainProgress(sys.stderr)
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _Rate(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
-
-
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--skip-invalid", is_flag=True, help="Load the valid records and report the invalid ones.")
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> None:
     """Load corpus files (listing .txt, .jsonl[.gz], BEIR corpus.jsonl, .csv, .bib) into the index."""
-    from rag.corpus import count_papers, read_corpus
+    from rag.corpus.reading import count_papers, read_corpus
     from rag.errors import IngestInterruptedError
 
     # Every file is read through and checked before anything is written, so a bad file changes
@@ -117,7 +81,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
     index = _index(ctx)
     table = Table("file", "added", "updated", "unchanged", "skipped", "chunks", "seconds")
     for path, size in sizes:
-        with _progress() as bar:
+        with progress_bar() as bar:
             task = bar.add_task(f"indexing {path.name}", total=size)
             try:
                 report = index.ingest(
@@ -139,7 +103,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
             f"{report.seconds:.1f}",
         )
         for skipped in report.skipped:
-            err.print(f"[yellow]skipped[/] {_safe(str(skipped))}")
+            err.print(f"[yellow]skipped[/] {safe(str(skipped))}")
     out.print(table)
     out.print(f"{len(index)} papers in the index at {index.location}")
 
@@ -165,7 +129,7 @@ def _filter_options(f):
 
 
 def _assistant(ctx: click.Context):
-    from rag.chain import Assistant
+    from rag.answering.chain import Assistant
 
     assistant = Assistant(_index(ctx), ctx.obj)
     err.print(f"[dim]backend: {escape(assistant.backend.label)}: {escape(assistant.backend.reason)}[/]")
@@ -175,166 +139,6 @@ def _assistant(ctx: click.Context):
 def _model(assistant) -> str | None:
     """The model a question waits for, if a model writes the answers."""
     return assistant.backend.who if assistant.backend.chat_model is not None else None
-
-
-def _terminal(markdown: str) -> Text:
-    """An answer's Markdown as terminal text: bold and italic styled, escapes undone."""
-    from rag.markup import styled_segments
-
-    return Text.assemble(*styled_segments(terminal_safe(markdown)))
-
-
-class _Waiting:
-    """'waiting for MODEL at URL (N s)', its seconds counting while a status spinner shows it."""
-
-    def __init__(self, who: str) -> None:
-        self.who = who
-        self.since = time.monotonic()
-
-    def __rich__(self) -> Text:
-        return Text(f"waiting for {self.who} ({time.monotonic() - self.since:.0f} s)", style="dim")
-
-
-@contextmanager
-def _waiting(who: str | None):
-    """While a model has not answered: a live count on a terminal, one line elsewhere."""
-    if who is not None and err.is_terminal:
-        with err.status(_Waiting(who)):
-            yield
-        return
-    if who is not None:
-        err.print(f"[dim]waiting for {escape(who)}…[/]")
-    yield
-
-
-def _print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, model: str | None = None):
-    """Stream tokens to stdout as they come, then the cited papers; returns the Answer. `model`
-    names the model (and where it runs) that a status line waits for, if one writes the answer."""
-    from rag.chain import DoneEvent, SourcesEvent, StatusEvent, TokenEvent
-
-    answer = None
-    table = False
-    waiting = ExitStack()
-    with waiting:
-        for event in events:
-            if isinstance(event, SourcesEvent):
-                if not as_json and event.analysis is not None:
-                    err.print(f"[dim]searched for: {_safe(event.analysis.search_text)} ({_safe(event.analysis.summary_line)})[/]")
-                if event.note and not as_json:
-                    # What no abstract holds comes first: the quotes after it are what they do say.
-                    out.print(Text(terminal_safe(event.note), style="yellow"))
-                if event.sources:
-                    waiting.enter_context(_waiting(model))
-            elif isinstance(event, StatusEvent):
-                err.print(f"[yellow]{_safe(event.text)}[/]")
-            elif isinstance(event, TokenEvent):
-                waiting.close()
-                if as_json:
-                    continue
-                # A comparison's Markdown table is printed as a table once the answer is done.
-                if event.text.lstrip().startswith("|"):
-                    table = True
-                    continue
-                out.print(_terminal(event.text), end="")
-            elif isinstance(event, DoneEvent):
-                answer = event.answer
-    if answer is None:
-        raise RuntimeError("the answer stream ended without a final answer")
-    if as_json:
-        out.print_json(answer.model_dump_json())
-        return answer
-    out.print()
-    if answer.cut_off:
-        err.print(f"[bold red]answer cut off:[/] {_safe(answer.cut_off)}")
-    if table and answer.table is not None:
-        _print_table(answer)
-    _print_references(answer, show_all=show_all)
-    return answer
-
-
-def _print_table(answer) -> None:
-    from rag.answering.comparison import table_plain_rows
-
-    rows = table_plain_rows(answer.table)
-    table = Table(*(_safe(c) for c in rows[0]), show_lines=True)
-    for row in rows[1:]:
-        table.add_row(*(_safe(c) for c in row))
-    out.print(table)
-
-
-def _print_unsupported(answer) -> None:
-    """Each sentence the checks found unsupported, with the mark the app and the export put in the
-    answer: the stream showed it before its citations were checked."""
-    from rag.answering.check import UNSUPPORTED_MARK
-    from rag.citations import HELD_BACK_MARK, held_back_claims
-
-    marked = []
-    for citation in answer.unsupported:
-        why = (
-            f"its abstract does not give {', '.join(citation.unsupported_numbers)}"
-            if citation.unsupported_numbers
-            else "its closest sentence does not say it"
-        )
-        marked.append((f"“{citation.citing_sentence}” [{citation.number}]", UNSUPPORTED_MARK, why))
-    if answer.invalid_citations:
-        held = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        why = f"it cited {held}, which names no retrieved paper"
-        marked += [(f"“{claim}”", HELD_BACK_MARK, why) for claim in held_back_claims(answer.text)]
-    if marked:
-        out.print("\n[bold]Unsupported claims[/]")
-    for sentence, mark, why in marked:
-        out.print(Text.assemble("  ", terminal_safe(sentence), _terminal(mark), f": {terminal_safe(why)}"))
-
-
-def _print_references(answer, *, show_all: bool = False) -> None:
-    from rag.answering.collection import SHOWN
-
-    _print_unsupported(answer)
-    if answer.invalid_citations:
-        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
-    if answer.covered and answer.uncited:
-        err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
-    cited = answer.cited_sources
-    if cited:
-        out.print("\n[bold]Sources[/]")
-    for s in cited:
-        _print_paper(s)
-    matched = {m.number for m in answer.matches}
-    more = [s for s in answer.sources if s.number in matched and s not in cited]
-    if more:
-        out.print(
-            f"\n[bold]More papers that match ({len(more)})[/]"
-            + ("" if show_all else " [dim](--all lists them with their key sentence)[/]")
-        )
-        sentences = {m.number: m.sentence for m in answer.matches}
-        for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
-            _print_paper(s)
-            if show_all:
-                out.print(Text("    “" + terminal_safe(to_plain(sentences[s.number])) + "”", style="dim"))
-    if answer.closest:
-        out.print("\n[bold]Closest papers (they do not answer this)[/]")
-        for s in answer.closest:
-            _print_paper(s)
-    if answer.choices:
-        out.print()
-        for s in answer.choices:
-            _print_paper(s)
-        out.print("[dim]Answer with a number or words of a title.[/]")
-    others = [s for s in answer.sources if s not in cited and s.number not in matched]
-    if others and answer.covered and answer.form != "summary":
-        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {_safe(s.paper.display_title)}" for s in others) + "[/]")
-
-
-def _print_paper(source) -> None:
-    p = source.paper
-    where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
-    out.print(f"[bold][{source.number}][/] {_safe(p.display_title)}")
-    out.print(f"    {_safe(p.author_line)}" + (f" · {_safe(where)}" if where else ""))
-    if p.url:
-        # The address as a style, not markup: markup cannot hold every address ("?ids[]=42").
-        url = terminal_safe(p.url)
-        out.print(Text.assemble("    ", (url, Style(link=url))))
 
 
 def _export(answer, path: Path) -> None:
@@ -371,7 +175,7 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
     """Answer a question from the indexed abstracts, with citations."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
-    answer = _print_stream(
+    answer = print_stream(
         assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all, model=_model(assistant)
     )
     if export_path is not None:
@@ -388,7 +192,7 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
 @click.pass_context
 def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) -> None:
     """List the papers the hybrid ranking finds, each with its best matching sentence."""
-    from rag.chain import Assistant
+    from rag.answering.chain import Assistant
 
     filters = _filters(category, venue, author, year_from, year_to)
     matches = Assistant(_index(ctx), ctx.obj).search_papers(query, filters=filters, k=k)
@@ -398,9 +202,9 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
     if not matches:
         err.print("[yellow]no paper matches (check the filters)[/]")
     for match in matches:
-        _print_paper(match.source)
+        print_paper(match.source)
         why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
-        out.print(f"    [dim]{_safe(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
+        out.print(f"    [dim]{safe(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
         sentence = Text("    “" + terminal_safe(to_plain(match.sentence)) + "”")
         sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)
         out.print(sentence)
@@ -425,8 +229,8 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     that answers it (cited) or "not in the abstract"."""
     from rich.table import Table
 
+    from rag.answering.chain import Assistant
     from rag.answering.research import MAX_ROWS, NOT_IN_ABSTRACT, PRESET, cell_text, rows_source
-    from rag.chain import Assistant
     from rag.export import bibtex, research_csv, research_markdown
     from rag.records import ResearchTable
 
@@ -442,7 +246,7 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         err.print("[yellow]no paper matches: try other words, or give --ids[/]")
         sys.exit(1)
     rows = []
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("cells", total=len(papers) * len(columns))
         for row in assistant.research_table(papers, columns):
             rows.append(row)
@@ -462,8 +266,8 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         return
     shown = Table("Paper", *(escape(c) for c in columns), show_lines=True)
     for number, row in enumerate(rows, 1):
-        cells = [_safe(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
-        shown.add_row(f"{_safe(to_plain(row.title))} [{number}]", *cells)
+        cells = [safe(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
+        shown.add_row(f"{safe(to_plain(row.title))} [{number}]", *cells)
     out.print(shown)
 
 
@@ -474,7 +278,7 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
 def summarize(ctx, paper: str, as_json: bool) -> None:
     """Summarize one paper (by id or words of its title), citing it."""
     assistant = _assistant(ctx)
-    if _print_stream(assistant.stream_summary(paper), as_json=as_json, model=_model(assistant)).cut_off:
+    if print_stream(assistant.stream_summary(paper), as_json=as_json, model=_model(assistant)).cut_off:
         sys.exit(1)
 
 
@@ -497,11 +301,11 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
         if question in ("", "/quit", "/exit"):
             break
         try:
-            answer = _print_stream(
+            answer = print_stream(
                 assistant.stream(question, history=history, k=k, filters=filters), as_json=False, model=_model(assistant)
             )
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {_safe(str(exc))}")
+            err.print(f"[bold red]error:[/] {safe(str(exc))}")
             continue
         except KeyboardInterrupt:
             # Ctrl+C stops this answer, as in a shell, not the conversation; at the prompt it leaves.
@@ -523,7 +327,7 @@ def stats(ctx, as_json: bool) -> None:
     out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.location}")
     for label, counts in (("venues", s.venues), ("categories", s.categories), ("years", s.years)):
         if counts:
-            out.print(f"{label}: " + ", ".join(f"{_safe(str(k))} ({v})" for k, v in list(counts.items())[:15]))
+            out.print(f"{label}: " + ", ".join(f"{safe(str(k))} ({v})" for k, v in list(counts.items())[:15]))
 
 
 @cli.command()
@@ -532,7 +336,7 @@ def stats(ctx, as_json: bool) -> None:
 def remove(ctx, paper_ids: tuple[str, ...]) -> None:
     """Delete papers (by id) and their chunks from the index."""
     for paper in _index(ctx).remove(paper_ids, waiting=_busy):
-        out.print(f"removed {_safe(paper.id)}: {_safe(paper.display_title)}")
+        out.print(f"removed {safe(paper.id)}: {safe(paper.display_title)}")
 
 
 @cli.command()
@@ -602,8 +406,8 @@ def eval_(
     stops it the same way, with the questions scored so far kept (exit status 130).
     """
     from rag.errors import EvalIncompleteError
-    from rag.evaluate import INTERRUPTED
-    from rag.report import incomplete, read_report
+    from rag.evaluation.evaluate import INTERRUPTED
+    from rag.evaluation.report import incomplete, read_report
 
     if compare:
         _print_comparison(read_report(compare[0]), read_report(compare[1]))
@@ -618,9 +422,9 @@ def eval_(
             raise click.UsageError(f"--resume runs with the options of the run it resumes: leave out {', '.join(given)}")
     elif set_path is None:
         raise click.UsageError("pass --set (a question set or BEIR folder), --resume FOLDER or --compare A B")
-    from rag.evalrun import evaluate
-    from rag.evalrun import resume as resume_run
-    from rag.evalsets import load_eval_set
+    from rag.evaluation.run import evaluate
+    from rag.evaluation.run import resume as resume_run
+    from rag.evaluation.sets import load_eval_set
 
     settings = ctx.obj.model_copy(update={"backend": backend} if backend else {})
     if resume is None:
@@ -629,7 +433,7 @@ def eval_(
             eval_set = eval_set.model_copy(update={"corpus": str(corpus.resolve())})
         if skip:
             eval_set = eval_set.model_copy(update={"items": eval_set.items[skip:]})
-    with _progress() as bar:
+    with progress_bar() as bar:
         indexing = bar.add_task(f"indexing {resume.name if resume else eval_set.name}", total=None)
         asking = bar.add_task("asking", total=None, visible=False)
 
@@ -674,11 +478,11 @@ def eval_(
 
 
 def _print_report(report) -> None:
-    from rag.report import agreement_text
+    from rag.evaluation.report import agreement_text
 
     if report.judge_note:
         err.print(f"[bold yellow]{escape(report.judge_note)}[/]")
-    from rag.metrics import label
+    from rag.evaluation.metrics import label
 
     # The id beside each name: what report.json and scripts reading it call the metric.
     table = Table("metric", "id", "value", "items", title=f"{report.set_name} · {report.backend} · {report.retriever}")
@@ -694,8 +498,8 @@ def _print_report(report) -> None:
 
 
 def _print_comparison(before, after) -> None:
-    from rag.evaluate import compare
-    from rag.metrics import label
+    from rag.evaluation.evaluate import compare
+    from rag.evaluation.metrics import label
 
     table = Table(
         "metric",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import count, product
 from string import ascii_lowercase
 
-from rag.answering.comparison import table_plain_rows
+from rag.answering.forms.comparison import table_plain_rows
 from rag.answering.research import NOT_IN_ABSTRACT
 from rag.markup import escape_markdown, to_bibtex, to_plain
 from rag.records import Answer, ComparisonTable, Paper, ResearchCell, ResearchTable

@@ -1,6 +1,6 @@
 """The library's list of papers: a row per paper for the app's table, and the rows a view shows
 (the papers the filters admit, narrowed by words of their titles and authors). Pure: the app's
-Library page draws it, `rag.store.Index.matching` says which papers the filters admit."""
+Library page draws it, `rag.index.store.Index.matching` says which papers the filters admit."""
 
 from __future__ import annotations
 

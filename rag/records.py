@@ -6,12 +6,14 @@ Plain data with no behaviour beyond derived fields, after paper-qa's docs/contex
 from __future__ import annotations
 
 import hashlib
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
@@ -169,6 +171,26 @@ class Filters(Record):
         return not self.author or any(_name_words(self.author).search(a) for a in authors)
 
 
+@dataclass(frozen=True)
+class CorpusProfile:
+    """What question analysis needs to know of the corpus: its size, term counts and metadata."""
+
+    papers: int = 0
+    document_frequency: Mapping[str, int] = field(default_factory=dict)
+    venues: Sequence[str] = ()
+    authors: Sequence[str] = ()
+    categories: Sequence[str] = ()
+    years: Sequence[int] = ()
+    names: Mapping[str, str] = field(default_factory=dict)  # short name -> paper id
+
+    def idf(self, stem: str) -> float:
+        """Inverse document frequency in [0, 1]: 1 for a word no paper has, 0 for one all have."""
+        if self.papers <= 1:
+            return 1.0
+        df = self.document_frequency.get(stem, 0)
+        return math.log((self.papers + 1) / (df + 0.5)) / math.log((self.papers + 1) / 0.5)
+
+
 class QuestionType(StrEnum):
     LOOKUP = "lookup"
     HOW = "how"
@@ -192,7 +214,7 @@ class KeyTerm(Record):
 
 
 class QuestionAnalysis(Record):
-    """What a question asks (`rag.answering.question`): computed once per turn, kept on the answer."""
+    """What a question asks (`rag.question.analysis`): computed once per turn, kept on the answer."""
 
     question: str
     cleaned: str
@@ -248,7 +270,7 @@ class Answerability(Record):
     unreported: tuple[str, ...] = ()  # measures a result question asks for that no sentence reports
     best_coverage: float = 0.0
     best_similarity: float = 0.0
-    # The verifier's (rag.verifier) best probabilities over the evidence: that a sentence answers
+    # The verifier's (rag.models.verifier) best probabilities over the evidence: that a sentence answers
     # the question, and that one contradicts what it takes for granted.
     best_answer: float = 0.0
     best_contradiction: float = 0.0
@@ -272,7 +294,7 @@ class Source(Record):
     bm25_score: float | None = None
     dense_rank: int | None = None
     bm25_rank: int | None = None
-    # The verifier's probability that the paper is about what the question asks (rag.rerank).
+    # The verifier's probability that the paper is about what the question asks (rag.search.rerank).
     verified: float | None = None
 
 
@@ -389,6 +411,29 @@ class ExampleQuestion(Record):
     paper_id: str | None = None
 
 
+@dataclass(frozen=True)
+class IndexStats:
+    papers: int
+    chunks: int
+    embedding_model: str
+    location: str
+    categories: dict[str, int]
+    venues: dict[str, int]
+    years: dict[int, int]
+
+    @property
+    def summary(self) -> str:
+        """What is loaded, for a newcomer: "20 ICML 2025 papers", "13,687 papers from 31 venues,
+        2013-2024", "340 papers"."""
+        if not self.papers:
+            return "no papers"
+        if len(self.venues) == 1 and sum(self.venues.values()) == self.papers:
+            return f"{self.papers:,} {next(iter(self.venues))} papers"
+        head = f"{self.papers:,} papers" + (f" from {len(self.venues)} venues" if len(self.venues) > 1 else "")
+        years = "–".join(dict.fromkeys(str(y) for y in (min(self.years), max(self.years)))) if self.years else ""
+        return f"{head}, {years}" if years else head
+
+
 class IngestReport(Record):
     added: int = 0
     updated: int = 0
@@ -399,7 +444,7 @@ class IngestReport(Record):
 
 
 class MapCluster(Record):
-    """A group of papers on the corpus map (`rag.corpusmap`): a cluster named by the phrases that
+    """A group of papers on the corpus map (`rag.index.corpusmap`): a cluster named by the phrases that
     set its papers apart from the rest of the corpus, or a category named by itself."""
 
     number: int  # from 1, the largest cluster first
@@ -492,7 +537,7 @@ class Answer(Record):
     matches: tuple[CollectionMatch, ...] = ()
     table: ComparisonTable | None = None
     filters: Filters = Filters()
-    # What was searched: "20 ICML 2025 papers" (rag.store.IndexStats.summary) when it was asked.
+    # What was searched: "20 ICML 2025 papers" (rag.records.IndexStats.summary) when it was asked.
     corpus: str = ""
     # How each retrieved (or closest) paper meets the question, by paper id.
     relevance: tuple[Relevance, ...] = ()
@@ -527,177 +572,3 @@ _WS = re.compile(r"\s+")
 
 def normalize_space(text: str) -> str:
     return _WS.sub(" ", text).strip()
-
-
-class EvalItem(Record):
-    """One question of an evaluation set, and which papers a right answer rests on."""
-
-    id: str
-    question: str
-    # Graded relevance by paper id (BEIR qrels); a set that lists only gold ids grades each 1.
-    relevance: dict[str, int] = Field(default_factory=dict)
-    reference: str = ""
-    type: str = "lookup"
-    # how/result questions: the abstract sentences that answer them, as written.
-    gold_sentences: tuple[str, ...] = ()
-    # unanswerable questions: which kind (out_of_corpus, false_presupposition, underspecified, ...)
-    kind: str = ""
-    # false_premise questions: what the question wrongly takes for granted; gold_sentences hold
-    # the sentences that contradict it.
-    premise: str = ""
-    # calibration or report: sets written for tuning keep their report half apart
-    split: str = ""
-
-    @property
-    def gold(self) -> tuple[str, ...]:
-        return tuple(pid for pid, grade in self.relevance.items() if grade > 0)
-
-    @property
-    def answerable(self) -> bool:
-        return bool(self.gold)
-
-
-class EvalSet(Record):
-    """A question set and, for benchmarks that bring their own papers, the corpus it is judged over."""
-
-    name: str
-    path: str
-    items: tuple[EvalItem, ...]
-    # None: the questions are about the configured index (the user's own corpus).
-    corpus: str | None = None
-    # The split it was loaded with (a BEIR qrels split, or a half); None: the default.
-    split: str | None = None
-
-    @property
-    def depth(self) -> int:
-        """How deep rankings are scored by default: benchmarks report Recall@100, and a set over
-        the user's corpus, often a few dozen papers, needs no more than the top 10."""
-        return 100 if self.corpus else 10
-
-
-class ItemResult(Record):
-    """What one question got: the ranking, the answer, and every score that applies to it."""
-
-    id: str
-    question: str
-    type: str
-    kind: str = ""
-    gold: tuple[str, ...]
-    retrieved: tuple[str, ...]
-    answer: str | None = None
-    covered: bool | None = None
-    form: str = ""
-    citations: tuple[Citation, ...] = ()
-    listed: tuple[str, ...] = ()  # every paper the answer gives (cited, or a collection's further matches)
-    # Paper id -> title (as written, LaTeX and all) of the gold papers, the top k retrieved and
-    # those the answer gives, so a report shows what they are without the index. Empty in a
-    # report written before reports kept them.
-    titles: dict[str, str] = Field(default_factory=dict)
-    scores: dict[str, float] = Field(default_factory=dict)
-    timings: dict[str, float] = Field(default_factory=dict)
-    # With a paired judge (`rag.judges.PairedJudge`): `scores` are the primary judge's, these the
-    # secondary's, and `verdicts` each support decision as (primary, secondary). Kept per item so
-    # a resumed run measures the judges' agreement over every item, not just those it asked.
-    second_scores: dict[str, float] = Field(default_factory=dict)
-    verdicts: tuple[tuple[bool, bool], ...] = ()
-    # Why the question failed (a PaperChatError's message): the item has no answer and no scores.
-    error: str = ""
-
-    @property
-    def cited(self) -> tuple[str, ...]:
-        """The ids of the papers the answer cites, each once, in order."""
-        return tuple(dict.fromkeys(c.paper_id for c in self.citations))
-
-    @property
-    def group(self) -> str:
-        """The question's type, and for unanswerable questions their kind: "unanswerable/out_of_corpus"."""
-        return f"{self.type}/{self.kind}" if self.kind else self.type
-
-
-class MetricCheck(Record):
-    """A question checked on one metric by its pass rule (`rag.metrics`): its score, and whether it passed."""
-
-    metric: str
-    value: float
-    passed: bool
-
-
-class PaperMark(Record):
-    """A paper an evaluated question names (gold, cited, listed or retrieved near the top), and
-    what the run did with it."""
-
-    id: str
-    title: str = ""  # as written; empty when the report does not hold it
-    gold: bool = False
-    cited: bool = False
-    listed: bool = False  # given by the answer: cited, or a collection's further match
-    rank: int | None = None  # its place in the ranking scored, from 1; None when not in it
-
-
-class QuestionOutcome(Record):
-    """One question of a report, checked (`rag.outcomes`): what it got, the scores its report
-    leads with, each check that applies, and the papers it names."""
-
-    item: ItemResult
-    scores: dict[str, float]
-    checks: tuple[MetricCheck, ...]
-    papers: tuple[PaperMark, ...]
-
-    @property
-    def failures(self) -> tuple[MetricCheck, ...]:
-        return tuple(c for c in self.checks if not c.passed)
-
-    @property
-    def failed(self) -> bool:
-        """Whether it failed a check, or failed to run at all."""
-        return bool(self.item.error or self.failures)
-
-
-class EvalReport(Record):
-    """A whole evaluation run: what ran, the aggregate metrics, and every item."""
-
-    set_name: str
-    set_path: str
-    backend: str
-    model: str = ""
-    judge: str = ""
-    retriever: str = "hybrid"
-    k: int
-    depth: int
-    created: str
-    metrics: dict[str, float]
-    counts: dict[str, int]
-    by_type: dict[str, dict[str, float]]
-    latency: dict[str, dict[str, float]]
-    judge_agreement: dict[str, float] | None = None
-    # Set when the judges' agreement is below rag.evaluate.KAPPA_BAR: the metrics are then the
-    # calibrated similarity judge's, and `alternative_metrics` the LLM judge's.
-    judge_note: str = ""
-    alternative_metrics: dict[str, float] | None = None
-    # The metrics are over the items without an error; `items` lack the questions a stopped run
-    # did not reach. What `paperchat eval --resume` needs to ask the rest: the set (`set_path`,
-    # `split`, `corpus`), the run's questions, and its options (backend, judge, retriever, k, depth).
-    items: tuple[ItemResult, ...]
-    questions: tuple[str, ...] = ()
-    split: str | None = None
-    corpus: str | None = None
-    # Why the run stopped before its last question; empty when it did not.
-    stopped: str = ""
-
-    @property
-    def question_ids(self) -> tuple[str, ...]:
-        """Every question of the run, in order (a report written before runs could stop has only its items)."""
-        return self.questions or tuple(i.id for i in self.items)
-
-    # Pydantic's documented form, which mypy does not know.
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def failed(self) -> int:
-        """How many questions failed."""
-        return sum(bool(i.error) for i in self.items)
-
-    @property
-    def unasked(self) -> tuple[str, ...]:
-        """The questions a stopped run did not reach."""
-        asked = {i.id for i in self.items}
-        return tuple(q for q in self.question_ids if q not in asked)

@@ -83,7 +83,7 @@ class Settings(BaseSettings):
     # http://host:port; unset, the index is embedded under data_dir.
     chroma_url: str | None = None
     # Seconds a write to the embedded index (an ingest, an upload, a removal) waits for another
-    # process writing to it (rag.locking) before it gives up with "index busy". Ten minutes sees
+    # process writing to it (rag.index.locking) before it gives up with "index busy". Ten minutes sees
     # out an ingest or upload of some 6,000 papers (10-11 papers/s, docs/architecture.md); a
     # longer wait would leave the app's page or a script hanging with no end in sight. 0: at once.
     lock_timeout: float = Field(default=600.0, ge=0)
@@ -107,7 +107,7 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     local_model_path: Path | None = None
     temperature: float = 0.0
-    # A model call's bounds (rag.modelcall), in seconds: opening the connection; the first token,
+    # A model call's bounds (rag.models.modelcall), in seconds: opening the connection; the first token,
     # and each next one (a CPU llama.cpp server reads five abstracts well within it); the whole
     # answer, retries included. Before the first token a rate limit, a server error or a refused
     # connection is retried up to max_retries times.
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     # cl100k tokens; MiniLM reads 256 word pieces, so a chunk this size is seen whole.
     chunk_size: int = Field(default=256, ge=32)
     chunk_overlap: int = Field(default=32, ge=0)
-    # Size limits (rag.corpus), checked as a file is read, so an oversized record is refused before
+    # Size limits (rag.corpus.reading), checked as a file is read, so an oversized record is refused before
     # anything is indexed. An abstract's cl100k tokens: the longest real one measured is 688 (of
     # the 13,687 in shared/data/scale_corpus.jsonl.gz; 317 in data/papers.jsonl), and 2,000 is
     # about three times that. Longer is a whole paper or a broken export, whose chunks would fill
@@ -148,13 +148,13 @@ class Settings(BaseSettings):
     # Records in one upload: the app indexes while its user waits, at 10-11 papers/s
     # (docs/architecture.md), so 20,000 is about half an hour; a larger corpus is for `paperchat ingest`.
     max_upload_records: int = Field(default=20_000, ge=1)
-    # The weights of the dense and BM25 scores in the fusion (rag.retrieval.score_fusion). On the
+    # The weights of the dense and BM25 scores in the fusion (rag.search.retrieval.score_fusion). On the
     # calibration halves dense shares of 0.4-0.6 score within 0.006 nDCG@10 of each other; equal
     # weights are the middle (docs/benchmarks.md, "Fusion").
     dense_weight: float = Field(default=1.0, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     candidates: int = Field(default=50, ge=1)
-    # The fused ranking's top papers the verifier reorders (rag.rerank), and how much the fused
+    # The fused ranking's top papers the verifier reorders (rag.search.rerank), and how much the fused
     # score (scaled to the top paper's) counts beside the verifier's probability. Off: on the
     # calibration halves (eval/calibrate_rerank.py) no weight ranks better than the fusion alone.
     rerank_depth: int = Field(default=0, ge=0)

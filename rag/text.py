@@ -348,3 +348,11 @@ def lexical_similarity(a: str, b: str) -> float:
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / math.sqrt(len(terms_a) * len(terms_b))
+
+
+@lru_cache(maxsize=65536)
+def english_zipf(word: str) -> float:
+    """The word's frequency in English at large on the Zipf scale (wordfreq): 7 for "the", 0 unknown."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.casefold(), "en")

@@ -83,7 +83,7 @@ def no_proxy(monkeypatch):
 
 def model_assistant(index, base_url: str, **settings):
     """An Assistant over `index` whose answers come from the OpenAI-compatible server at `base_url`."""
-    from rag.chain import Assistant
+    from rag.answering.chain import Assistant
     from rag.settings import Settings
 
     return Assistant(index, Settings(
@@ -113,8 +113,8 @@ def embeddings(request):
 
         # MiniLM's width; the index it fills is labelled MiniLM (from the settings) but lives in a temporary folder.
         return DeterministicFakeEmbedding(size=384)
-    from rag.embeddings import make_embeddings
-    from rag.offline import prepare
+    from rag.index.embeddings import make_embeddings
+    from rag.index.offline import prepare
     from rag.settings import Settings
 
     prepare()
@@ -128,9 +128,9 @@ def server(tmp_path_factory, embeddings):
     """`paperchat ui` over the bundled papers, for a browser to drive; skips where Chromium is not installed."""
     from load_ui import CHROMIUM, serve
 
-    from rag.corpus import load_corpus
+    from rag.corpus.reading import load_corpus
+    from rag.index.store import Index
     from rag.settings import Settings
-    from rag.store import Index
 
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (.ci/run installs it with apt-get)")
@@ -152,9 +152,9 @@ def settings(tmp_path):
 @pytest.fixture(scope="session")
 def seed_index(tmp_path_factory, embeddings):
     """The bundled corpus, indexed once for read-only tests."""
-    from rag.corpus import load_corpus
+    from rag.corpus.reading import load_corpus
+    from rag.index.store import Index
     from rag.settings import Settings
-    from rag.store import Index
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("seed-index"), backend="extractive")
     index = Index(settings, embeddings)
@@ -167,9 +167,9 @@ def app_index_dir(tmp_path_factory, embeddings):
     """The bundled 20 papers indexed for the Streamlit app; its cached Assistant is dropped around the module."""
     import streamlit as st
 
-    from rag.corpus import load_corpus
+    from rag.corpus.reading import load_corpus
+    from rag.index.store import Index
     from rag.settings import Settings
-    from rag.store import Index
 
     data_dir = tmp_path_factory.mktemp("app-index")
     Index(Settings(data_dir=data_dir), embeddings).ingest(load_corpus(PAPERS))
@@ -249,7 +249,7 @@ def variant_corpus(path: Path, variants: Iterable[int]) -> list:
     `path` as JSONL; returns the papers."""
     import json
 
-    from rag.corpus import load_corpus
+    from rag.corpus.reading import load_corpus
 
     seed = load_corpus(PAPERS).papers
     papers = [p.model_copy(update={"id": f"{p.id}-v{i}", "abstract": f"{p.abstract} Variant {i}."}) for i in variants for p in seed]
@@ -312,7 +312,7 @@ def sentences_stored(data_dir) -> int:
 _HOLDER = """
 import signal, sys
 from pathlib import Path
-from rag.locking import WriteLock
+from rag.index.locking import WriteLock
 with WriteLock(Path(sys.argv[1]), "index", timeout=0).held():
     print("held", flush=True)
     signal.pause()  # until killed: a timed hold could end before a slow test's block does
@@ -339,7 +339,7 @@ def interrupted_ingest(data_dir, tmp_path, env: dict[str, str] | None = None) ->
     the 600 papers make."""
     import json
 
-    from rag.chunking import chunk_paper
+    from rag.corpus.chunking import chunk_paper
 
     # 600 papers: three ingest batches of 256. Killed once the second batch's sentences are
     # stored: the first batch is written, the second's chunks are being embedded.

@@ -173,7 +173,7 @@ def test_a_comparison_prints_a_table_and_exports_it(listing_index, tmp_path):
 def test_long_work_shows_its_rate_once_there_is_one():
     from types import SimpleNamespace
 
-    from rag.cli import _Rate
+    from rag.terminal import Rate as _Rate
 
     assert _Rate().render(SimpleNamespace(speed=36.14)).plain == "36.1/s"
     assert _Rate().render(SimpleNamespace(speed=None)).plain == ""
@@ -182,7 +182,7 @@ def test_long_work_shows_its_rate_once_there_is_one():
 def test_the_eval_command_offers_every_retriever():
     # The CLI spells the choices out so that `paperchat --help` does not import the retrieval stack.
     from rag.cli import eval_
-    from rag.retrieval import RETRIEVERS
+    from rag.search.retrieval import RETRIEVERS
 
     (option,) = [p for p in eval_.params if p.name == "retriever"]
     assert tuple(option.type.choices) == RETRIEVERS

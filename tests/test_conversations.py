@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from rag.chain import Assistant
+from rag.answering.chain import Assistant
 from rag.conversations import FORMAT, TITLE_CHARS, Conversation, ConversationStore, added, started, title_for
 from rag.errors import ConversationError, ConversationNotFoundError
 from rag.records import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bibtexparser
 from bibtexparser.middlewares import LatexDecodingMiddleware
 
-from rag.corpus import load_corpus
+from rag.corpus.reading import load_corpus
 from rag.export import bibtex, conversation_bibtex, conversation_markdown
 from rag.markup import escape_markdown
 from rag.records import Answer, Citation, Filters, Paper, Source

@@ -16,15 +16,15 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
-from rag.answering.followup import with_choice
+from rag.answering.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
+from rag.answering.markers import citation_tips, link_citations
 from rag.answering.research import answer_papers
-from rag.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
-from rag.citations import citation_tips, link_citations
-from rag.corpus import load_corpus
+from rag.corpus.reading import load_corpus
 from rag.errors import BackendError
-from rag.examples import example_questions
 from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text
 from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown, to_plain
+from rag.question.examples import example_questions
+from rag.question.followup import with_choice
 from rag.records import ComparisonTable, QuestionAnalysis, Relevance
 from ui.common import (
     Request,
@@ -429,7 +429,7 @@ def answer_live(
             else:
                 events = assistant.stream(request.text, history=history, filters=filters, k=k)
             with st.spinner("Searching the papers…"):
-                sources: SourcesEvent = next(events)  # rag.chain's streams open with the sources
+                sources: SourcesEvent = next(events)  # rag.answering.chain's streams open with the sources
             render_searched_for(request.text, sources.standalone_question, sources.analysis)
             # At full width: where its evidence goes is known once the answer is whole.
             waiting = None
@@ -453,7 +453,7 @@ def answer_live(
 
 
 def examples(index: Index) -> list[Request]:
-    """Three questions this corpus answers (rag.examples), as requests."""
+    """Three questions this corpus answers (rag.question.examples), as requests."""
     stats = index.stats()
     # Summaries are offered from the first 2,000 papers: reading every title of a large library
     # would hold the page up.

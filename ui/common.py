@@ -10,8 +10,7 @@ import streamlit as st
 from rag import Assistant, Filters, Index, IngestReport, LoadResult, Paper, PaperChatError, Settings
 from rag.export import venue_year
 from rag.markup import escape_markdown, to_markdown
-from rag.records import Relevance
-from rag.store import IndexStats
+from rag.records import IndexStats, Relevance
 
 ALL = "All"
 MAX_K = 20

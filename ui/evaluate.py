@@ -1,9 +1,9 @@
 """PaperChat's Evaluate page: the answer-quality evaluation of `paperchat eval`, from the browser.
 
-Presentation only: `rag.evalsets.question_sets` lists the sets that can run here (the seed set,
-of the bundled papers, first), `rag.evalrun.evaluate` runs one as `paperchat eval` does (index,
+Presentation only: `rag.evaluation.sets.question_sets` lists the sets that can run here (the seed set,
+of the bundled papers, first), `rag.evaluation.run.evaluate` runs one as `paperchat eval` does (index,
 judge, `run_eval`, the report's folder under `Settings.reports_dir`, in the user's data dir), and
-`rag.report` reads it back. The page draws a report from its folder, so a run just made and a
+`rag.evaluation.report` reads it back. The page draws a report from its folder, so a run just made and a
 past one look the same.
 """
 
@@ -15,15 +15,15 @@ import pandas as pd
 import streamlit as st
 
 from rag import Assistant, PaperChatError
-from rag.evalrun import Run, evaluate
-from rag.evalsets import SetFile, load_eval_set, load_upload, question_sets
-from rag.evaluate import compare
+from rag.evaluation.evaluate import compare
+from rag.evaluation.metrics import METRICS, description, label
+from rag.evaluation.outcomes import checked_metrics, failing, outcomes, reasons
+from rag.evaluation.records import EvalReport, EvalSet, QuestionOutcome
+from rag.evaluation.report import PLOTS, agreement_text, incomplete, list_reports, read_report
+from rag.evaluation.run import Run, evaluate
+from rag.evaluation.sets import SetFile, load_eval_set, load_upload, question_sets
 from rag.markup import defuse_markdown, escape_markdown, marked, to_markdown, to_plain
-from rag.metrics import METRICS, description, label
-from rag.outcomes import checked_metrics, failing, outcomes, reasons
-from rag.records import EvalReport, EvalSet, QuestionOutcome
-from rag.report import PLOTS, agreement_text, incomplete, list_reports, read_report
-from rag.retrieval import RETRIEVERS
+from rag.search.retrieval import RETRIEVERS
 from ui.common import load_assistant, show_error
 
 UPLOAD = "Upload a question set…"
@@ -72,7 +72,7 @@ def run_form(assistant: Assistant) -> None:
 
 
 def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, answers: bool, limit: int | None) -> Run:
-    """As `paperchat eval` does (`rag.evalrun.evaluate`), with the chat's index, model and backend."""
+    """As `paperchat eval` does (`rag.evaluation.run.evaluate`), with the chat's index, model and backend."""
     with st.status(f"Evaluating {escape_markdown(eval_set.name)}…", expanded=True) as status:
         bar = st.progress(0.0)
 

@@ -20,7 +20,7 @@ import streamlit as st
 
 from rag import Assistant, Filters, Index, Paper, PaperChatError, PaperMatch, PaperNotFoundError
 from rag.answering.research import MAX_ROWS
-from rag.corpus import load_upload
+from rag.corpus.upload import load_upload
 from rag.export import bibtex, venue_year
 from rag.library import LibraryRow, library_rows, narrowed
 from rag.markup import escape_markdown, marked, to_markdown

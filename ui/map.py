@@ -2,7 +2,7 @@
 (or, in a small corpus, its category), each group named at its centre and in a legend. Choosing a
 group, by a click on the map or from the list, shows its papers and can ask the chat about it.
 
-Presentation only: `Index.corpus_map` makes the map (`rag.corpusmap`) once per ingest and keeps
+Presentation only: `Index.corpus_map` makes the map (`rag.index.corpusmap`) once per ingest and keeps
 it, on disk for other processes and in memory for reruns. The chart's data is the points'
 places, clusters and titles and nothing more, so 14k papers stay a quick page.
 """

@@ -1,1 +1,2 @@
-"""The step from retrieved abstracts to an answer: question, evidence, answerability, answer forms."""
+"""The step from retrieved abstracts to an answer: evidence, answerability, the answer forms, the
+backends that write them, citation checks, and the chain (`Assistant`) that runs it all."""

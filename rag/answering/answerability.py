@@ -2,7 +2,7 @@
 takes for granted, or not answer it at all?
 
 Two judges. The calibrated word rules below decide whether the abstracts answer: which specific
-terms of a question no abstract meets. The verifier (`rag.verifier`), having read the question
+terms of a question no abstract meets. The verifier (`rag.models.verifier`), having read the question
 against the retrieved papers' sentences (`rag.answering.evidence.verify`), decides whether one of
 them contradicts what the question takes for granted. It does not (yet) overrule the rules'
 declines: measured on the calibration halves, the verifier alone, refusing at most 2% of the

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from rag.citations import HELD_BACK_MARK, drop_invalid, marker_owners, settled, settled_head
-from rag.judges import SUPPORT_THRESHOLD
+from rag.answering.citations import SUPPORT_THRESHOLD, marker_owners
+from rag.answering.markers import HELD_BACK_MARK, drop_invalid, settled, settled_head
 from rag.markup import to_plain
 from rag.records import Citation
 

@@ -22,15 +22,16 @@ from os.path import commonprefix
 
 import numpy as np
 
-from rag.answering.question import english_zipf, is_entity, term_stems
 from rag.answering.roles import NUMBER, Role, is_boilerplate, role_scores
-from rag.embeddings import SentenceVectors
+from rag.index.embeddings import SentenceVectors
+from rag.index.papertext import paper_text, paper_words
 from rag.markup import to_plain
+from rag.models.verifier import Verifier
+from rag.question.terms import is_entity, term_stems
 from rag.records import KeyTerm, Paper, QuestionAnalysis, Source
-from rag.text import STOP_WORDS, split_sentences, tokenize_terms
-from rag.verifier import Verifier
+from rag.text import english_zipf, split_sentences, tokenize_terms
 
-__all__ = ["PARAPHRASE_BAR", "Evidence", "PaperEvidence", "SentenceEvidence", "evidence_texts", "gather", "verify"]
+__all__ = ["PARAPHRASE_BAR", "Evidence", "PaperEvidence", "SentenceEvidence", "gather", "verify"]
 
 # Word-to-word cosine at which a paper's word stands for a key term. Calibrated on the
 # calibration halves of the seed sets (eval/calibrate_answerability.py): morphology and near
@@ -47,7 +48,6 @@ PHRASE_BAR = 0.55
 PARAPHRASED_PAPERS = 10
 # A code-availability line is quoted only when the verifier gives it this much as an answer.
 QUOTED_BOILERPLATE = 0.5
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class SentenceEvidence:
     roles: dict[Role, float]
     has_number: bool
     boilerplate: bool
-    # The verifier's probabilities (rag.verifier) that this sentence answers the question, and
+    # The verifier's probabilities (rag.models.verifier) that this sentence answers the question, and
     # that it contradicts what the question takes for granted; None where it was not asked.
     answers: float | None = None
     contradicts: float | None = None
@@ -172,14 +172,6 @@ def _paper_terms(text: str) -> frozenset[str]:
     return frozenset(tokenize_terms(text))
 
 
-@lru_cache(maxsize=4096)
-def _paper_words(text: str) -> tuple[str, ...]:
-    """The paper's distinct content words, lowercased, for paraphrase matching."""
-    words = {w.casefold().strip("-") for w in _WORD.findall(text)}
-    # Everyday words ("the", "show", "new") are no paraphrase of a question's specific term.
-    return tuple(sorted(w for w in words if w not in STOP_WORDS and len(w) >= 3 and english_zipf(w) < 5.0))
-
-
 def _written(text: str, word: str) -> bool:
     """`word` occurs in `text` as written (any case), not inside a longer name."""
     return bool(re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.IGNORECASE))
@@ -213,54 +205,6 @@ def _meets(term: KeyTerm, text: str, stems: frozenset[str]) -> bool:
     if term.entity:
         return _initials(text, term.text)
     return all(s in stems for s in term.stems)
-
-
-_GREEK = {
-    "α": "alpha",
-    "β": "beta",
-    "γ": "gamma",
-    "δ": "delta",
-    "ε": "epsilon",
-    "ϵ": "epsilon",
-    "ζ": "zeta",
-    "η": "eta",
-    "θ": "theta",
-    "κ": "kappa",
-    "λ": "lambda",
-    "μ": "mu",
-    "ν": "nu",
-    "ξ": "xi",
-    "π": "pi",
-    "ρ": "rho",
-    "σ": "sigma",
-    "τ": "tau",
-    "φ": "phi",
-    "ϕ": "phi",
-    "χ": "chi",
-    "ψ": "psi",
-    "ω": "omega",
-}
-_GREEK_RE = re.compile("[" + "".join(_GREEK) + "]")
-
-
-def metadata_text(paper: Paper) -> str:
-    """What a paper's record says of it besides its title and abstract."""
-    keywords = paper.extra.get("keywords", "")
-    return "\n".join(x for x in (paper.category, paper.venue, "; ".join(paper.authors), keywords) if x)
-
-
-def paper_text(paper: Paper) -> str:
-    """Everything a paper says of itself that a question's term may meet: metadata counts too."""
-    text = "\n".join(x for x in (to_plain(paper.title), to_plain(paper.abstract), metadata_text(paper)) if x)
-    # "$\\mu$P" reads "μP"; a question types "muP".
-    return text + "\n" + _GREEK_RE.sub(lambda m: _GREEK[m.group()], text) if _GREEK_RE.search(text) else text
-
-
-def evidence_texts(paper: Paper) -> tuple[list[str], list[str]]:
-    """The texts of a paper whose vectors `gather` reads: its abstract's sentences and its words.
-
-    Ingest embeds and stores them (`rag.store`), so a question embeds only itself."""
-    return split_sentences(paper.abstract), list(_paper_words(paper_text(paper)))
 
 
 def _spelling_variant(word: str, words: Sequence[str]) -> str:
@@ -336,7 +280,7 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
     similarities = iter(vectors.similarities(analysis.focus, texts) if texts else [])
     if any(not t.entity for t in terms):
         # The words paraphrases are looked for among, in one look-up rather than one a paper.
-        vectors([w for s in sources[:PARAPHRASED_PAPERS] for w in _paper_words(paper_text(s.paper))])
+        vectors([w for s in sources[:PARAPHRASED_PAPERS] for w in paper_words(paper_text(s.paper))])
     papers = []
     for rank, (source, sentences) in enumerate(split):
         text = paper_text(source.paper)
@@ -344,7 +288,7 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
         met = {i: t.text for i, t in enumerate(terms) if _meets(t, text, stems)}
         missing = [i for i in range(len(terms)) if i not in met]
         if rank < PARAPHRASED_PAPERS:
-            met.update(_paraphrases(terms, missing, _paper_words(text), vectors))
+            met.update(_paraphrases(terms, missing, paper_words(text), vectors))
         restated = _restated(analysis, [i for i in missing if i not in met], sentences, vectors)
         met.update({i: "" for i in restated})
         scored = []

@@ -1,7 +1,7 @@
 """What a question takes for granted, restated: the premise an answer that contradicts it names.
 
 "Why does MoH need more parameters?" takes for granted that MoH needs more parameters; when an
-abstract says otherwise (`rag.answering.correction`), the answer names that premise in the
+abstract says otherwise (`rag.answering.forms.correction`), the answer names that premise in the
 question's own words before quoting the sentence that contradicts it. No parser: the question's
 opening is dropped and, for "does X V ...", the verb made to agree with X.
 """

@@ -1,6 +1,6 @@
 """The typed request every answering backend receives, and what a backend is.
 
-A backend (`rag.extractive`, or a chat model through `rag.llm`) turns an `AnswerRequest` into
+A backend (`rag.answering.extractive`, or a chat model through `rag.answering.backends`) turns an `AnswerRequest` into
 streamed text. The task says which answer form is wanted, so a collection or a comparison is a
 new task for every backend rather than a new pair of runnables on each.
 """
@@ -15,7 +15,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 
 from rag.answering.evidence import Evidence
-from rag.modelcall import Retrying
+from rag.models.modelcall import Retrying
 from rag.records import Answer, Answerability, CollectionMatch, ComparisonTable, QuestionAnalysis, Source
 
 __all__ = ["AnswerRequest", "Backend", "Task"]

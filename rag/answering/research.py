@@ -1,7 +1,7 @@
 """The research table: a row per paper, a column per question of the user's own ("dataset",
 "What is the sample size?"), and in each cell the paper's sentence that answers that question.
 
-A sentence's score for a column is the mean of two judgements: the verifier's (`rag.verifier`)
+A sentence's score for a column is the mean of two judgements: the verifier's (`rag.models.verifier`)
 probability that it answers the column's question, and, for the preset's columns, how strongly it
 plays the column's role in an abstract (`rag.answering.roles`: "we propose" for the method, the
 reported numbers for the result). The best-scored sentence is quoted, exactly as the abstract has
@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from rag.answering.roles import Role, is_boilerplate, role_scores
 from rag.markup import to_plain
+from rag.models.verifier import Verifier
 from rag.records import Answer, Filters, Paper, ResearchCell, ResearchRow, ResearchTable
 from rag.text import split_sentences, tokenize_terms
-from rag.verifier import Verifier
 
 __all__ = [
     "COVERED_BAR",

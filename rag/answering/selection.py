@@ -1,6 +1,6 @@
 """Which sentences answer: each candidate sentence scored for the question and for its role.
 
-A sentence's score is the verifier's probability that it answers the question (`rag.verifier`),
+A sentence's score is the verifier's probability that it answers the question (`rag.models.verifier`),
 a little of its closeness to the question (MiniLM cosine) to break ties, a small prior for the
 paper's rank, and a smaller bonus for the role the question asks for: the method for how/why, a
 reported result for result questions, the reason (a cause, a consequence, a limitation) for why.

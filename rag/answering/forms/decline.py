@@ -1,0 +1,56 @@
+"""What an answer says when the corpus does not answer, or answers only part of the question.
+
+The wording lives in prompts/ (`not_covered`, `unclear`, `beyond_abstracts`, `partly_covered`,
+`not_reported`, `weak_match`). A decline cites nothing; the closest papers go beside it, as papers that do not
+answer the question, never as support: closest first, by the similarity shown beside each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rag.markup import escape_markdown
+from rag.models.prompts import load_prompt
+from rag.records import Answerability, Coverage, Relevance, Source
+
+__all__ = ["CLOSEST", "closest_papers", "decline_text", "partial_note"]
+
+# Papers shown beside a decline as the closest, which do not answer the question.
+CLOSEST = 3
+
+
+def _listing(items: Sequence[str]) -> str:
+    quoted = [f"“{escape_markdown(i)}”" for i in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def decline_text(answerability: Answerability, *, example: str = "") -> str:
+    """The whole answer when the corpus does not answer the question."""
+    if answerability.coverage == Coverage.UNCLEAR:
+        return load_prompt("unclear").format(example=escape_markdown(example) or "a title's words")
+    if answerability.coverage == Coverage.BEYOND:
+        return load_prompt("beyond_abstracts")
+    missing = f": no abstract mentions {_listing(answerability.missing[:4])}" if answerability.missing else ""
+    return load_prompt("not_covered").format(missing=missing)
+
+
+def partial_note(answerability: Answerability) -> str:
+    """What a partly covered answer adds: what no abstract reports or mentions ("" if nothing)."""
+    notes = []
+    if answerability.unreported:
+        notes.append(load_prompt("not_reported").format(measures=_listing(answerability.unreported)))
+    missing = [m for m in answerability.missing if m not in answerability.unreported]
+    if missing:
+        notes.append(load_prompt("partly_covered").format(missing=_listing(missing[:4])))
+    if not notes and answerability.coverage == Coverage.PARTLY:
+        notes.append(load_prompt("weak_match"))
+    return " ".join(notes)
+
+
+def closest_papers(sources: Sequence[Source], found: Sequence[Relevance], count: int = CLOSEST) -> tuple[Source, ...]:
+    """The papers shown beside a decline: the ranking's first `count` (`sources` is in its order),
+    closest first by the similarity a reader is shown for each (`found`), the ranking's order among
+    equals, and numbered 1.. in that order so "[2]" and "the second one" are the second one sees."""
+    similarity = {r.paper_id: r.similarity for r in found}
+    ordered = sorted(sources[:count], key=lambda s: -similarity.get(s.paper.id, 0.0))
+    return tuple(s.model_copy(update={"number": n}) for n, s in enumerate(ordered, 1))

@@ -1,0 +1,210 @@
+"""What the command line prints: answers streamed as they come, their sources, tables and
+unsupported claims, progress bars, and every corpus or model text made safe for a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from rag.markup import terminal_safe, to_plain
+from rag.progress import PlainProgress
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def safe(text: str) -> str:
+    """Corpus or model text for a line of Rich markup: shown as written, never acted on."""
+    return escape(terminal_safe(text))
+
+
+class Rate(ProgressColumn):
+    """Items per second (papers, questions), once there is a rate to show."""
+
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:.1f}/s" if task.speed else "", style="progress.data.speed")
+
+
+def progress_bar() -> Progress | PlainProgress:
+    """A bar on a terminal; else (a log, a pipe) a plain line at least every 30 s."""
+    if not err.is_terminal:
+        return PlainProgress(sys.stderr)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def terminal_text(markdown: str) -> Text:
+    """An answer's Markdown as terminal text: bold and italic styled, escapes undone."""
+    from rag.markup import styled_segments
+
+    return Text.assemble(*styled_segments(terminal_safe(markdown)))
+
+
+class Waiting:
+    """'waiting for MODEL at URL (N s)', its seconds counting while a status spinner shows it."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.since = time.monotonic()
+
+    def __rich__(self) -> Text:
+        return Text(f"waiting for {self.who} ({time.monotonic() - self.since:.0f} s)", style="dim")
+
+
+@contextmanager
+def waiting_for(who: str | None):
+    """While a model has not answered: a live count on a terminal, one line elsewhere."""
+    if who is not None and err.is_terminal:
+        with err.status(Waiting(who)):
+            yield
+        return
+    if who is not None:
+        err.print(f"[dim]waiting for {escape(who)}…[/]")
+    yield
+
+
+def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, model: str | None = None):
+    """Stream tokens to stdout as they come, then the cited papers; returns the Answer. `model`
+    names the model (and where it runs) that a status line waits for, if one writes the answer."""
+    from rag.answering.chain import DoneEvent, SourcesEvent, StatusEvent, TokenEvent
+
+    answer = None
+    table = False
+    waiting = ExitStack()
+    with waiting:
+        for event in events:
+            if isinstance(event, SourcesEvent):
+                if not as_json and event.analysis is not None:
+                    err.print(f"[dim]searched for: {safe(event.analysis.search_text)} ({safe(event.analysis.summary_line)})[/]")
+                if event.note and not as_json:
+                    # What no abstract holds comes first: the quotes after it are what they do say.
+                    out.print(Text(terminal_safe(event.note), style="yellow"))
+                if event.sources:
+                    waiting.enter_context(waiting_for(model))
+            elif isinstance(event, StatusEvent):
+                err.print(f"[yellow]{safe(event.text)}[/]")
+            elif isinstance(event, TokenEvent):
+                waiting.close()
+                if as_json:
+                    continue
+                # A comparison's Markdown table is printed as a table once the answer is done.
+                if event.text.lstrip().startswith("|"):
+                    table = True
+                    continue
+                out.print(terminal_text(event.text), end="")
+            elif isinstance(event, DoneEvent):
+                answer = event.answer
+    if answer is None:
+        raise RuntimeError("the answer stream ended without a final answer")
+    if as_json:
+        out.print_json(answer.model_dump_json())
+        return answer
+    out.print()
+    if answer.cut_off:
+        err.print(f"[bold red]answer cut off:[/] {safe(answer.cut_off)}")
+    if table and answer.table is not None:
+        print_table(answer)
+    print_references(answer, show_all=show_all)
+    return answer
+
+
+def print_table(answer) -> None:
+    from rag.answering.forms.comparison import table_plain_rows
+
+    rows = table_plain_rows(answer.table)
+    table = Table(*(safe(c) for c in rows[0]), show_lines=True)
+    for row in rows[1:]:
+        table.add_row(*(safe(c) for c in row))
+    out.print(table)
+
+
+def print_unsupported(answer) -> None:
+    """Each sentence the checks found unsupported, with the mark the app and the export put in the
+    answer: the stream showed it before its citations were checked."""
+    from rag.answering.check import UNSUPPORTED_MARK
+    from rag.answering.citations import held_back_claims
+    from rag.answering.markers import HELD_BACK_MARK
+
+    marked = []
+    for citation in answer.unsupported:
+        why = (
+            f"its abstract does not give {', '.join(citation.unsupported_numbers)}"
+            if citation.unsupported_numbers
+            else "its closest sentence does not say it"
+        )
+        marked.append((f"“{citation.citing_sentence}” [{citation.number}]", UNSUPPORTED_MARK, why))
+    if answer.invalid_citations:
+        held = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        why = f"it cited {held}, which names no retrieved paper"
+        marked += [(f"“{claim}”", HELD_BACK_MARK, why) for claim in held_back_claims(answer.text)]
+    if marked:
+        out.print("\n[bold]Unsupported claims[/]")
+    for sentence, mark, why in marked:
+        out.print(Text.assemble("  ", terminal_safe(sentence), terminal_text(mark), f": {terminal_safe(why)}"))
+
+
+def print_references(answer, *, show_all: bool = False) -> None:
+    from rag.answering.forms.collection import SHOWN
+
+    print_unsupported(answer)
+    if answer.invalid_citations:
+        numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
+    if answer.covered and answer.uncited:
+        err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
+    cited = answer.cited_sources
+    if cited:
+        out.print("\n[bold]Sources[/]")
+    for s in cited:
+        print_paper(s)
+    matched = {m.number for m in answer.matches}
+    more = [s for s in answer.sources if s.number in matched and s not in cited]
+    if more:
+        out.print(
+            f"\n[bold]More papers that match ({len(more)})[/]"
+            + ("" if show_all else " [dim](--all lists them with their key sentence)[/]")
+        )
+        sentences = {m.number: m.sentence for m in answer.matches}
+        for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
+            print_paper(s)
+            if show_all:
+                out.print(Text("    “" + terminal_safe(to_plain(sentences[s.number])) + "”", style="dim"))
+    if answer.closest:
+        out.print("\n[bold]Closest papers (they do not answer this)[/]")
+        for s in answer.closest:
+            print_paper(s)
+    if answer.choices:
+        out.print()
+        for s in answer.choices:
+            print_paper(s)
+        out.print("[dim]Answer with a number or words of a title.[/]")
+    others = [s for s in answer.sources if s not in cited and s.number not in matched]
+    if others and answer.covered and answer.form != "summary":
+        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {safe(s.paper.display_title)}" for s in others) + "[/]")
+
+
+def print_paper(source) -> None:
+    p = source.paper
+    where = " · ".join(x for x in (p.venue, p.category, str(p.year or "")) if x)
+    out.print(f"[bold][{source.number}][/] {safe(p.display_title)}")
+    out.print(f"    {safe(p.author_line)}" + (f" · {safe(where)}" if where else ""))
+    if p.url:
+        # The address as a style, not markup: markup cannot hold every address ("?ids[]=42").
+        url = terminal_safe(p.url)
+        out.print(Text.assemble("    ", (url, Style(link=url))))
