@@ -36,14 +36,11 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> int | None:
-    """The layer a module belongs to: a top-level module by name, any other by its room."""
-    for number, (_, members) in enumerate(LAYERS):
-        if module in members:
-            return number
-    for number, (_, members) in enumerate(LAYERS):
-        if any(module.startswith(room + ".") for room in members if room.count(".") == 1 or room == "ui"):
-            return number
-    return None
+    """The layer a module belongs to: a room's module by its room (`rag.index.store` by `rag.index`),
+    a top-level one by its own name."""
+    parts = module.split(".")
+    key = "ui" if parts[0] == "ui" else ".".join(parts[:2])
+    return next((number for number, (_, members) in enumerate(LAYERS) if key in members), None)
 
 
 def imports(path: Path) -> list[tuple[int, str]]:

@@ -29,9 +29,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from rag.corpus import formats
 from rag.corpus.fields import ENCODING_HINT, Invalid, to_paper, undecodable_reason
-from rag.corpus.formats import FORMATS, Parser
+from rag.corpus.formats import FORMATS, Parser, bibtex_records, csv_records, jsonl_records, listing_records, parser_for
 from rag.errors import CorpusError, RecordError
 from rag.records import Limits, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
@@ -142,22 +141,22 @@ def collect(records: Iterable[Paper | SkippedRecord]) -> LoadResult:
 def load_listing(path: str | Path, *, skip_invalid: bool = False, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     """Load a seed listing (``.txt``): a header line, then per paper three paragraphs separated by
     blank lines (category, comma-separated authors, abstract). Papers have no title."""
-    return collect(_records(path, formats.listing_records, skip_invalid, limits))
+    return collect(_records(path, listing_records, skip_invalid, limits))
 
 
 def load_jsonl(path: str | Path, *, skip_invalid: bool = False, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     """Load JSON Lines (``.jsonl``, ``.jsonl.gz``) in our schema or as a BEIR ``corpus.jsonl``."""
-    return collect(_records(path, formats.jsonl_records, skip_invalid, limits))
+    return collect(_records(path, jsonl_records, skip_invalid, limits))
 
 
 def load_csv(path: str | Path, *, skip_invalid: bool = False, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     """Load a CSV file (``.csv``) whose header row names the fields, in any case."""
-    return collect(_records(path, formats.csv_records, skip_invalid, limits))
+    return collect(_records(path, csv_records, skip_invalid, limits))
 
 
 def load_bibtex(path: str | Path, *, skip_invalid: bool = False, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     """Load BibTeX (``.bib``); every entry needs an ``abstract`` field."""
-    return collect(_records(path, formats.bibtex_records, skip_invalid, limits))
+    return collect(_records(path, bibtex_records, skip_invalid, limits))
 
 
 def read_corpus(
@@ -167,7 +166,7 @@ def read_corpus(
     the file is never held (a .bib excepted), only each paper id read with its content hash, to
     catch a repeated id (about 170 bytes a paper: 35 MB at 200k). Errors as `load_corpus`,
     raised when the reading reaches them."""
-    return _records(path, formats.parser_for(path), skip_invalid, limits)
+    return _records(path, parser_for(path), skip_invalid, limits)
 
 
 def count_papers(path: str | Path, *, skip_invalid: bool = False, limits: Limits = DEFAULT_LIMITS) -> int:

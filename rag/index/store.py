@@ -47,9 +47,10 @@ from rag.errors import EmbeddingMismatchError, PaperNotFoundError, StoreError
 from rag.index.catalog import Additions, Catalog, Entry, entry
 from rag.index.chroma import DenseHit, chroma_client, paper_from_metadata, paper_metadata, store_hint
 from rag.index.corpusmap import Progress as MapProgress
-from rag.index.corpusmap import make_map, read_map, save_map
+from rag.index.corpusmap import make_map
 from rag.index.embeddings import embedding_model_id, make_embeddings
 from rag.index.locking import Waiting, WriteLock
+from rag.index.mapfile import read_map, save_map
 from rag.index.offline import prepare
 from rag.index.papertext import evidence_texts
 from rag.index.textvectors import Sentences, TextVectors
