@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-memory bench-load bench-map bench-verifier bench-table eval eval-forms eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-memory bench-load bench-map bench-verifier bench-table eval eval-forms eval-grades eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -110,6 +110,18 @@ eval-forms: ingest
 	for set in seed-unanswerable seed-how-result seed-collection scale-unanswerable scale-how-result scale-collection; do \
 	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
 	done
+
+# Issue 35's sets, on their report halves, offline: the grades (answers / best match / not found)
+# of lookups in users' words, unanswerable questions, false premises and collections by meaning,
+# over the bundled papers and the 13,687 scale abstracts (the seed set whole, for regressions);
+# then follow-ups (references, topic switches) and the research table's cells with their grades.
+eval-grades: ingest
+	$(BIN)/paperchat eval --set eval/sets/seed.jsonl
+	for set in seed-lay seed-reworded seed-unanswerable seed-premise-use seed-premise seed-collection-meaning scale-lay scale-collection-meaning; do \
+	  $(BIN)/paperchat eval --set eval/sets/$$set.jsonl --split report || exit 1; \
+	done
+	$(BIN)/python eval/eval_followups.py --split report
+	$(BIN)/python eval/eval_table_cells.py --split report
 
 # The research table: 50 papers x 4 columns over the 13,687 scale abstracts, offline.
 bench-table: install

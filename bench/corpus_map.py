@@ -47,9 +47,10 @@ from langchain_core.embeddings import Embeddings
 from rag.corpus.reading import load_corpus
 from rag.index.corpusmap import make_map
 from rag.index.embeddings import make_embeddings
+from rag.index.maprecords import CorpusMap
 from rag.index.offline import prepare
 from rag.index.store import Index
-from rag.records import CorpusMap, Paper
+from rag.records import Paper
 from rag.settings import Settings
 
 PAPERS = ROOT / "data" / "papers.jsonl"

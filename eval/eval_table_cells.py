@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.research import MIN_WORDS, scored  # noqa: E402
+from rag.answering.research import COVERED_BAR, MIN_WORDS, scored  # noqa: E402
 from rag.corpus.reading import load_corpus  # noqa: E402
 from rag.index.offline import prepare  # noqa: E402
 from rag.models.verifier import load_verifier  # noqa: E402
@@ -85,6 +85,16 @@ def main() -> int:
                 f"{answerable_ok / max(answerable, 1):>6.3f}   {columns}"
             )
     print("columns:", " | ".join(dict.fromkeys(c["column"] for c in cells)))
+    # The grade a filled cell shows (rag.answering.research.SURE_BAR): "answers" only at a score
+    # where no wrong cell reaches, else "closest sentence".
+    print(f"{'sure bar':>8} {'graded answers':>14} {'of them wrong':>13}")
+    for sure in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9):
+        graded = [
+            (quote in cell["answers"])
+            for cell, cands in zip(cells, candidates, strict=True)
+            if (quote := choose(cands, "mean", max(sure, COVERED_BAR))) is not None
+        ]
+        print(f"{sure:>8} {len(graded):>14} {graded.count(False):>13}")
     return 0
 
 

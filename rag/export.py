@@ -15,10 +15,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import count, product
 from string import ascii_lowercase
 
+from rag.answering.answerability import grade_label
 from rag.answering.forms.comparison import table_plain_rows
 from rag.answering.research import NOT_IN_ABSTRACT
 from rag.markup import escape_markdown, to_bibtex, to_plain
-from rag.records import Answer, ComparisonTable, Paper, ResearchCell, ResearchTable
+from rag.records import Answer, CellGrade, ComparisonTable, Paper, ResearchCell, ResearchTable
 
 __all__ = [
     "bibtex",
@@ -45,6 +46,8 @@ def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> s
         parts.append(f"## Q: {escape_markdown(' '.join(answer.question.split()))}")
         if scope := scope_items(answer):
             parts.append("*" + escape_markdown(" · ".join(scope)) + "*")
+        if answer.grade is not None:
+            parts.append(f"*Grade: {grade_label(answer.grade)}*")
         if answer.note:
             # What no abstract holds, before what they say (as the app and the CLI show it).
             parts.append(f"*{answer.note}*")
@@ -56,7 +59,7 @@ def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> s
             parts.append("**References**")
             parts += [f"[{s.number}] {_reference(s.paper)}" for s in cited]
         if answer.closest:
-            parts.append("**Closest papers (they do not answer this)**")
+            parts.append("**Closest papers (not cited)**")
             parts += [f"- {_reference(s.paper)}" for s in answer.closest]
         if answer.choices:
             parts.append("**The papers it may mean**")
@@ -90,15 +93,24 @@ def table_csv(table: ComparisonTable) -> str:
 
 def research_csv(table: ResearchTable) -> str:
     """The research table as CSV: a row per paper, a column per question, each cell its quote
-    (plain text) or "not in the abstract"."""
+    (plain text; "(closest sentence)" before one not sure to answer) or "not in the abstract"."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["paper_id", "title", *table.columns])
     for row in table.rows:
         writer.writerow(
-            [row.paper_id, to_plain(row.title), *(to_plain(c.quote) if c.quote else NOT_IN_ABSTRACT for c in row.cells)]
+            [
+                row.paper_id,
+                to_plain(row.title),
+                *(_closest(c) + to_plain(c.quote) if c.quote else NOT_IN_ABSTRACT for c in row.cells),
+            ]
         )
     return buffer.getvalue()
+
+
+def _closest(cell: ResearchCell) -> str:
+    """What goes before a quoted cell that is only the paper's closest sentence."""
+    return f"({CellGrade.CLOSEST.value}) " if cell.grade == CellGrade.CLOSEST else ""
 
 
 def research_markdown(table: ResearchTable, papers: Sequence[Paper]) -> str:
@@ -110,7 +122,8 @@ def research_markdown(table: ResearchTable, papers: Sequence[Paper]) -> str:
         if c.quote is None:
             return f"*{NOT_IN_ABSTRACT}*"
         short = f"{escape_markdown(to_plain(c.paraphrase))}: " if c.paraphrase else ""
-        return f"{short}“{escape_markdown(to_plain(c.quote))}” [{number}]"
+        closest = f"*{_closest(c).strip()}* " if _closest(c) else ""
+        return f"{closest}{short}“{escape_markdown(to_plain(c.quote))}” [{number}]"
 
     header = ["Paper", *(escape_markdown(c) for c in table.columns)]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]

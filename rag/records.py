@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
@@ -260,6 +260,25 @@ class Coverage(StrEnum):
     BEYOND = "beyond the abstracts"
     # An abstract says the opposite of what the question takes for granted: answered by that sentence.
     CONTRADICTED = "contradicted"
+    # The abstracts do not use the question's words, but retrieval has a clear best paper: it is
+    # quoted as the closest match, and the answer says it could not be confirmed.
+    BEST_MATCH = "best match"
+
+
+class Grade(StrEnum):
+    """How sure an answer is, as every surface shows it (`Answerability.grade`)."""
+
+    ANSWERS = "answers"  # the evidence is judged to answer: the question's terms met, or the verifier sure
+    BEST_MATCH = "best match"  # the closest paper in other words, or part of the question missing: not confirmed
+    NOT_FOUND = "not found"  # nothing retrieved is near, or what it asks is checkably absent
+
+
+_GRADES = {
+    Coverage.COVERED: Grade.ANSWERS,
+    Coverage.CONTRADICTED: Grade.ANSWERS,
+    Coverage.PARTLY: Grade.BEST_MATCH,
+    Coverage.BEST_MATCH: Grade.BEST_MATCH,
+}
 
 
 class Answerability(Record):
@@ -276,12 +295,24 @@ class Answerability(Record):
     best_contradiction: float = 0.0
     # Contradicted: what the question takes for granted, in its own words.
     premise: str = ""
+    # A best match: the ids of the papers retrieval clearly ranks best, quoted as the closest match.
+    best: tuple[str, ...] = ()
+    # Of a question about a paper it names: what it asks that the paper's whole abstract does not
+    # hold, checked: the answer quotes what is near, but does not answer.
+    absent: tuple[str, ...] = ()
     reason: str = ""
 
     @property
     def answers(self) -> bool:
-        """Whether an answer is written from the abstracts (covered, partly, or correcting the question)."""
-        return self.coverage in (Coverage.COVERED, Coverage.PARTLY, Coverage.CONTRADICTED)
+        """Whether an answer is written from the abstracts (covered, partly, a best match, or
+        correcting the question)."""
+        return self.coverage in _GRADES
+
+    @property
+    def grade(self) -> Grade:
+        if self.absent and self.coverage == Coverage.PARTLY:
+            return Grade.NOT_FOUND
+        return _GRADES.get(self.coverage, Grade.NOT_FOUND)
 
 
 class Source(Record):
@@ -373,6 +404,14 @@ class ComparisonTable(Record):
     rows: tuple[TableRow, ...]
 
 
+class CellGrade(StrEnum):
+    """How sure a research table's cell is, as the table, its exports and its evidence show it."""
+
+    ANSWERS = "answers"  # the quote answers the column: no wrong cell of the calibration half scored so high
+    CLOSEST = "closest sentence"  # quoted, as the paper's closest sentence, not confirmed to answer
+    NOT_IN_ABSTRACT = "not in the abstract"
+
+
 class ResearchCell(Record):
     """One paper's answer to one column's question: the abstract's sentence that answers it,
     exactly as the abstract has it, or `None` where no sentence does (`covered` False). The
@@ -385,6 +424,15 @@ class ResearchCell(Record):
     # With a model backend, the quote said short ("MoH: 50-90% of heads"), kept only where the
     # quote bears it out (`rag.answering.research.checked_paraphrase`).
     paraphrase: str | None = None
+    # Whether the quote scored as high as only right cells do (`rag.answering.research.SURE_BAR`).
+    sure: bool = False
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def grade(self) -> CellGrade:
+        if not self.covered:
+            return CellGrade.NOT_IN_ABSTRACT
+        return CellGrade.ANSWERS if self.sure else CellGrade.CLOSEST
 
 
 class ResearchRow(Record):
@@ -443,75 +491,6 @@ class IngestReport(Record):
     seconds: float = 0.0
 
 
-class MapCluster(Record):
-    """A group of papers on the corpus map (`rag.index.corpusmap`): a cluster named by the phrases that
-    set its papers apart from the rest of the corpus, or a category named by itself."""
-
-    number: int  # from 1, the largest cluster first
-    terms: tuple[str, ...]  # the most distinctive first
-    size: int
-    # Where its label goes on the map: its medoid, one of its own papers' places.
-    x: float
-    y: float
-    colour: str  # "#rrggbb", none of the map's others alike (a map saved without one is made again)
-
-    @property
-    def label(self) -> str:
-        return ", ".join(self.terms) or f"cluster {self.number}"
-
-    @property
-    def papers(self) -> str:
-        """How many papers: "1 paper", "1,234 papers"."""
-        return f"{self.size:,} paper{'' if self.size == 1 else 's'}"
-
-    @property
-    def name(self) -> str:
-        """The label drawn on the map: its first phrase, so thirty of them stay legible."""
-        return self.terms[0] if self.terms else f"cluster {self.number}"
-
-    @property
-    def question(self) -> str | None:
-        """What the chat is asked about the cluster; None when no word sets it apart."""
-        if not self.terms:
-            return None
-        topic = " and ".join(self.terms[:2])
-        return f"Which papers work on {topic}?"
-
-
-class CorpusMap(Record):
-    """Every paper's place on a 2-D map of the corpus and its cluster, with the clusters.
-
-    Column-wise, one tuple per field: at 14k papers a record per point would be most of the
-    file and of the time to read it back. Papers are in cluster order, and within a cluster the
-    one nearest its centre first."""
-
-    paper_ids: tuple[str, ...] = ()
-    titles: tuple[str, ...] = ()
-    x: tuple[float, ...] = ()
-    y: tuple[float, ...] = ()
-    cluster: tuple[int, ...] = ()  # each paper's MapCluster.number
-    clusters: tuple[MapCluster, ...] = ()
-    by_category: bool = False  # the groups are the corpus's categories, not clusters
-
-    @property
-    def kind(self) -> str:
-        """What a group is called: "cluster" or "category"."""
-        return "category" if self.by_category else "cluster"
-
-    @model_validator(mode="after")
-    def _columns_agree(self) -> CorpusMap:
-        # A map file cut short or from another version is refused whole, and made again.
-        if len({len(self.paper_ids), len(self.titles), len(self.x), len(self.y), len(self.cluster)}) > 1:
-            raise ValueError("the map's columns differ in length")
-        if not set(self.cluster) <= {c.number for c in self.clusters}:
-            raise ValueError("a paper's cluster is not among the map's clusters")
-        return self
-
-    def members(self, number: int) -> list[tuple[str, str]]:
-        """The (id, title) of the cluster's papers, the most typical first."""
-        return [(pid, title) for pid, title, c in zip(self.paper_ids, self.titles, self.cluster, strict=True) if c == number]
-
-
 class Answer(Record):
     """A finished answer: the text, its checked citations, every source, timings per stage."""
 
@@ -548,6 +527,14 @@ class Answer(Record):
     def covered(self) -> bool:
         """Whether the answer is written from the abstracts (covered or partly covered)."""
         return self.answerability is None or self.answerability.answers
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def grade(self) -> Grade | None:
+        """How sure the answer is; none for a clarification, which asks back rather than answers."""
+        if self.form == "clarify":
+            return None
+        return self.answerability.grade if self.answerability is not None else Grade.ANSWERS
 
     @property
     def unsupported(self) -> tuple[Citation, ...]:

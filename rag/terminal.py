@@ -17,6 +17,7 @@ from rich.text import Text
 
 from rag.markup import terminal_safe, to_plain
 from rag.progress import PlainProgress
+from rag.records import Grade
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -79,9 +80,13 @@ def waiting_for(who: str | None):
     yield
 
 
+_GRADE_STYLES = {Grade.ANSWERS: "green", Grade.BEST_MATCH: "yellow", Grade.NOT_FOUND: "red"}
+
+
 def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, model: str | None = None):
     """Stream tokens to stdout as they come, then the cited papers; returns the Answer. `model`
     names the model (and where it runs) that a status line waits for, if one writes the answer."""
+    from rag.answering.answerability import grade_label
     from rag.answering.chain import DoneEvent, SourcesEvent, StatusEvent, TokenEvent
 
     answer = None
@@ -116,6 +121,8 @@ def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mod
         out.print_json(answer.model_dump_json())
         return answer
     out.print()
+    if answer.grade is not None:
+        out.print(Text(f"[{grade_label(answer.grade)}]", style=_GRADE_STYLES[answer.grade]))
     if answer.cut_off:
         err.print(f"[bold red]answer cut off:[/] {safe(answer.cut_off)}")
     if table and answer.table is not None:
@@ -160,8 +167,6 @@ def print_unsupported(answer) -> None:
 
 
 def print_references(answer, *, show_all: bool = False) -> None:
-    from rag.answering.forms.collection import SHOWN
-
     print_unsupported(answer)
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
@@ -181,12 +186,13 @@ def print_references(answer, *, show_all: bool = False) -> None:
             + ("" if show_all else " [dim](--all lists them with their key sentence)[/]")
         )
         sentences = {m.number: m.sentence for m in answer.matches}
-        for s in more if show_all else more[: max(0, 2 * SHOWN - len(cited))]:
+        # All of them: the answer says they are all listed with the sources.
+        for s in more:
             print_paper(s)
             if show_all:
                 out.print(Text("    “" + terminal_safe(to_plain(sentences[s.number])) + "”", style="dim"))
     if answer.closest:
-        out.print("\n[bold]Closest papers (they do not answer this)[/]")
+        out.print("\n[bold]Closest papers (not cited)[/]")
         for s in answer.closest:
             print_paper(s)
     if answer.choices:

@@ -230,8 +230,15 @@ def uploads(at: AppTest):
 
 def answer_text(message) -> str:
     """An assistant turn's answer, as Markdown: the first Markdown after the turn's scope chips
-    (which name the backend)."""
-    return next(m.value for m in message.markdown if ":material/smart_toy:" not in m.value)
+    (which name the backend) and its grade's badge."""
+    return next(m.value for m in message.markdown if ":material/smart_toy:" not in m.value and "-badge[" not in m.value)
+
+
+def grade_badge(message) -> str:
+    """An assistant turn's grade, as its badge shows it: "answers", "best match", "not found"."""
+    labels = [re.sub(r"^:\w+-badge\[(.*)\]$", r"\1", m.value) for m in message.markdown if re.match(r"^:\w+-badge\[", m.value)]
+    [grade] = [label for label in labels if label in ("answers", "best match", "not found")]
+    return grade
 
 
 def library_count(at: AppTest) -> str:

@@ -52,7 +52,7 @@ def answer(question: str = "Which papers make attention cheaper?") -> Answer:
         question=question,
         standalone_question=question,
         text="**MoH** routes tokens to fewer heads [1].",
-        note="No abstract reports latency.",
+        note="No abstract gives a figure for latency.",
         citations=(
             Citation(
                 number=1, paper_id="moh", title=MOH.title, authors=MOH.authors, url=MOH.url,

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from rag import Answer, Assistant, Filters, Index, Paper, PaperChatError, Source
+from rag.answering.answerability import grade_label
 from rag.answering.chain import DoneEvent, Event, SourcesEvent, StatusEvent, TokenEvent
 from rag.answering.markers import citation_tips, link_citations
 from rag.answering.research import answer_papers
@@ -25,7 +26,7 @@ from rag.export import conversation_bibtex, conversation_markdown, scope_items, 
 from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown, to_plain
 from rag.question.examples import example_questions
 from rag.question.followup import with_choice
-from rag.records import ComparisonTable, QuestionAnalysis, Relevance
+from rag.records import ComparisonTable, Grade, QuestionAnalysis, Relevance
 from ui.common import (
     Request,
     SentRows,
@@ -270,10 +271,15 @@ def anchor(turn: int, number: int) -> str:
     return f"evidence-{turn}-{number}"
 
 
+GRADE_COLORS = {Grade.ANSWERS: "green", Grade.BEST_MATCH: "orange", Grade.NOT_FOUND: "red"}
+
+
 def render_answer(answer: Answer, turn: int) -> None:
     # Answer text is Markdown written by our backends (bold titles, [n] markers, a table); each
     # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
     links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
+    if answer.grade is not None:
+        st.badge(answer.grade.value, color=GRADE_COLORS[answer.grade], help=grade_label(answer.grade))
     if answer.note:
         # What no abstract holds comes first: the quotes after it are what they do say.
         st.info(escape_markdown(answer.note), icon=":material/info:")
@@ -361,7 +367,7 @@ def render_evidence(answer: Answer, turn: int) -> None:
                 st.markdown(f"[{source.number}] **{title_markdown(source.paper)}**")
                 st.caption(to_markdown(matched[source.number].sentence))
     if answer.closest:
-        with st.expander(f"Closest papers: they do not answer this ({len(answer.closest)})", expanded=True):
+        with st.expander(f"Closest papers, not cited ({len(answer.closest)})", expanded=True):
             render_paper_list(answer, answer.closest)
     others = [s for s in answer.sources if s.number not in cited and s.number not in matched]
     if others and answer.form != "summary":

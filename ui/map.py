@@ -16,8 +16,8 @@ import streamlit as st
 
 from rag import Index, PaperChatError
 from rag.answering.research import MAX_ROWS
+from rag.index.maprecords import CorpusMap, MapCluster
 from rag.markup import escape_markdown
-from rag.records import CorpusMap, MapCluster
 from ui.common import Request, SentRows, ask_in_chat, load_assistant, open_table, show_error
 
 CHOSEN = "map_cluster"  # the chosen cluster's number, the list's session state

@@ -20,7 +20,7 @@ from rag.answering.research import MAX_ROWS, PRESET, cell_text, chat_question, c
 from rag.conversations import ConversationStore
 from rag.export import bibtex, research_csv, research_markdown
 from rag.markup import escape_markdown, highlighted
-from rag.records import ResearchRow, ResearchTable
+from rag.records import CellGrade, ResearchRow, ResearchTable
 from ui.common import TABLE_ROWS, TABLE_SENT, Request, ask_in_chat, choose_filters, load_assistant, show_error
 from ui.conversations import PARAM, current_history
 
@@ -167,6 +167,7 @@ def show(settings: Settings, table: ResearchTable, papers: list[Paper]) -> None:
         selection_mode="single-cell",
     )
     covered = sum(c.covered for r in table.rows for c in r.cells)
+    sure = sum(c.grade == CellGrade.ANSWERS for r in table.rows for c in r.cells)
     short = sum(c.paraphrase is not None for r in table.rows for c in r.cells)
     said = (
         f" {short} are said short by {escape_markdown(load_assistant().backend.label)}, each checked against its quote."
@@ -174,7 +175,8 @@ def show(settings: Settings, table: ResearchTable, papers: list[Paper]) -> None:
         else ""
     )
     st.caption(
-        f"{covered} of {len(table.rows) * len(table.columns)} cells quote their paper; the rest are not in the abstract.{said} "
+        f"{covered} of {len(table.rows) * len(table.columns)} cells quote their paper, {sure} sure to answer, the others "
+        f"marked as the closest sentence; the rest are not in the abstract.{said} "
         "Click a cell for its evidence; a column's header sorts by it."
     )
     cells = picked.selection.cells if picked else []
@@ -212,7 +214,11 @@ def evidence(table: ResearchTable, papers: list[Paper], n: int, column: str) -> 
         return
     cell = table.rows[n].cells[table.columns.index(column)]
     with st.container(border=True, key="table-evidence"):
-        verdict = "answers it" if cell.covered else "its closest sentence does not answer it"
+        verdict = {
+            CellGrade.ANSWERS: "answers it",
+            CellGrade.CLOSEST: "its closest sentence, not confirmed to answer it",
+            CellGrade.NOT_IN_ABSTRACT: "its closest sentence does not answer it",
+        }[cell.grade]
         st.markdown(f"**[{n + 1}] {escape_markdown(paper.display_title)}** · {escape_markdown(column)}")
         st.caption(f"Score {cell.score:.2f}: {verdict}.")
         if cell.paraphrase:

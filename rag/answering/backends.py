@@ -80,7 +80,7 @@ def model_note(request: AnswerRequest) -> str:
             return load_prompt("contradicted_note").format(
                 number=paper.number, premise=answerability.premise, sentence=_fenced(sentence.plain)
             )
-    return partial_note(answerability)
+    return partial_note(answerability, request.sources)
 
 
 def request_sources(request: AnswerRequest) -> list[Source]:

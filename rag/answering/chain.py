@@ -48,6 +48,7 @@ from rag.question.followup import (
     read_references,
     resolve_by_rule,
     resolve_references,
+    stands_alone,
 )
 from rag.records import (
     Answer,
@@ -154,12 +155,18 @@ class Assistant:
     def condense(self, question: str, history: Sequence[Answer]) -> str:
         """The question made standalone: by rule first; a model's rewrite only when plausible."""
         resolved = resolve_references(question, history)
-        if not history or resolved != question or not isinstance(self.backend, ModelBackend):
-            return resolve_by_rule(question, history)
+        profile = self.index.profile()
+        if (
+            not history
+            or resolved != question
+            or not isinstance(self.backend, ModelBackend)
+            or stands_alone(question, history, profile)
+        ):
+            return resolve_by_rule(question, history, profile)
         transcript = "\n".join(f"User: {t.question}\nAssistant: {t.text}" for t in history[-3:])
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
         kept = acceptable_rewrite(self.backend.text(chain, {"history": transcript, "question": question}), question, history)
-        return kept if kept is not None else resolve_by_rule(question, history)
+        return kept if kept is not None else resolve_by_rule(question, history, profile)
 
     def prepare(
         self, standalone: str, *, filters: Filters | None = None, k: int | None = None, widen: bool = True
@@ -282,7 +289,7 @@ class Assistant:
         sources do not answer says so in a form of its own (`model_declined`), shown as a decline."""
         answerability = request.answerability
         sources = tuple(request.sources) if answerability.answers else ()
-        note = partial_note(answerability) if answerability.answers else ""
+        note = partial_note(answerability, sources) if answerability.answers else ""
         yield SourcesEvent(request.question, sources, request.analysis, note=note)
         clock = time.perf_counter()
         guard = StreamGuard({s.number for s in sources})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["stated_premise"]
+__all__ = ["has_premise", "stated_premise"]
 
 
 # How a question that takes something for granted opens: "Why does X need ...", "How much does X
@@ -115,6 +115,27 @@ def _subject_end(words: list[str]) -> int:
     return 0
 
 
+# "How many paired examples does MATS need to train ...": what is counted, who, and the rest.
+_COUNTED = re.compile(r"^\s*how (?:many|much) (?P<object>.+?) (?:does|do|did) (?P<rest>.+)$", re.I)
+
+
+def has_premise(question: str) -> bool:
+    """Whether the question takes something for granted that an abstract could contradict: it
+    asks why, how, how many or how much of something it states, or says "since"/"given that"
+    (the forms `stated_premise` restates). "What does MoH use?" takes nothing for granted."""
+    return _PREMISE_OPENING.match(question.strip()) is not None
+
+
+def _split(words: list[str], end: int) -> tuple[list[str], list[str], str, list[str]]:
+    """The subject (`words[:end]`), the adverbs before its verb ("actually", "still"), the verb and the rest."""
+    verb = end
+    while verb < len(words) - 1 and (
+        words[verb].casefold().endswith("ly") or words[verb].casefold() in ("still", "also", "even")
+    ):
+        verb += 1
+    return words[:end], words[end:verb], words[verb], words[verb + 1 :]
+
+
 def stated_premise(question: str) -> str:
     """What a question takes for granted, as a statement in its own words: "Why does MoH need
     more parameters?" -> "MoH needs more parameters". Where the subject's end cannot be told, the
@@ -123,13 +144,26 @@ def stated_premise(question: str) -> str:
     opening = _PREMISE_OPENING.match(text)
     if opening is None:
         return text
-    words = text[opening.end() :].split()
+    counted = _COUNTED.match(text)
+    if counted:
+        # "How many paired examples does MATS need to train" -> "MATS needs paired examples to train".
+        words = counted["rest"].split()
+        end = _subject_end(words) if len(words) >= 2 else 0
+        if end:
+            subject, adverbs, verb, rest = _split(words, end)
+            return " ".join([*subject, *adverbs, _third_person(verb), counted["object"], *rest])
+    clause = text[opening.end() :]
+    if re.match(r"\s*(?:so|but|then)?,?\s*(?:given that|since)\b", text, re.I):
+        # "Since X does Y, how ...?": the premise is the clause before the question.
+        clause = clause.split(",", 1)[0]
+    words = clause.split()
     # "What makes X ignore ..." asks why X does.
     aux = "does" if opening["makes"] else (opening["aux"] or "").casefold()
     end = _subject_end(words) if len(words) >= 2 else 0
     if not end or not aux:
         return " ".join(words)
-    subject, verb, rest = words[:end], words[end], words[end + 1 :]
+    subject, adverbs, verb, rest = _split(words, end)
+    subject = [*subject, *adverbs]
     if opening["object"]:
         # "How many GPUs does MATS need": what is counted is what the verb takes.
         rest = [opening["object"], *rest]

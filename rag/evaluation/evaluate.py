@@ -42,11 +42,19 @@ better); ``answerable_partial`` the share of answerable ones answered only in pa
 ``decline_accuracy``: the share of all questions decided right (unanswerable declined,
 answerable not refused).
 
+Grades (`rag.records.Grade`: answers, best match, not found): ``gold_found`` (answerable items)
+is the share whose answer cites a gold paper and is not graded not found; ``gold_not_found``
+the share graded not found with a gold paper in the top 3 of the ranking (lower is better);
+``answers_grade_right`` the share of answers graded answers that cite a gold paper (the
+confident grade's precision: an unanswerable question's never does);
+``answerable_graded_answers`` and ``unanswerable_graded_answers`` the shares graded answers.
+
 Answer forms: ``gold_sentence_quoted`` (how and result questions): the share whose answer cites
 an abstract sentence that is one of the gold answering sentences. ``premise_corrected``
 (false-premise questions): the share answered as contradicted whose first citation quotes a gold
 contradicting sentence, and whose words before that quote name the premise (at least half of the
-content words of the set's `premise`). ``collection_precision`` and
+content words of the set's `premise`). ``premise_invented`` (every other question): the share
+answered "Not so", correcting a premise the question does not have. ``collection_precision`` and
 ``collection_recall`` (collection questions): the papers the answer lists (cited, or among its
 matches after "and N more") against the gold papers.
 
@@ -76,7 +84,7 @@ from rag.evaluation.records import EvalItem, EvalReport, EvalSet, ItemResult
 from rag.index.store import Index
 from rag.markup import to_plain
 from rag.question.analysis import analyze
-from rag.records import Answer, CorpusProfile, Coverage, Source
+from rag.records import Answer, CorpusProfile, Coverage, Grade, Source
 from rag.search.rerank import rank
 from rag.settings import Settings
 from rag.text import tokenize_terms
@@ -215,15 +223,40 @@ def passage_text(answer: Answer) -> dict[int, str]:
     return {s.number: f"{s.paper.title}. {s.paper.abstract}" if s.paper.title else s.paper.abstract for s in answer.sources}
 
 
-def answer_scores(item: EvalItem, answer: Answer, judge: Judge) -> dict[str, float]:
-    """Every answer metric that applies to this item and answer."""
+def grade_scores(item: EvalItem, answer: Answer, retrieved: Sequence[str]) -> dict[str, float]:
+    """How the answer's grade (`rag.records.Grade`) fits the question: graded "answers" (and,
+    then, whether that is right: it cites a gold paper, or corrects a false presupposition); for
+    an answerable one, whether it gives a gold paper as an answer or the best match, and whether
+    it says "not found" with one ranked in the top 3."""
+    if answer.grade is None:
+        return {}
+    cites_gold = bool({c.paper_id for c in answer.citations} & set(item.gold))
+    corrected = answer.answerability is not None and answer.answerability.coverage == Coverage.CONTRADICTED
+    # Saying "Not so" to a question that takes a falsehood for granted answers it.
+    premise = corrected and item.kind == "false_presupposition"
+    answers = answer.grade == Grade.ANSWERS
+    scores = {"graded_answers": float(answers and not premise)}
+    if answers:
+        scores["answers_grade_right"] = float(cites_gold or premise)
+    if item.answerable:
+        scores["gold_found"] = float(cites_gold and answer.grade != Grade.NOT_FOUND)
+        scores["gold_not_found"] = float(answer.grade == Grade.NOT_FOUND and bool(set(retrieved[:3]) & set(item.gold)))
+    return scores
+
+
+def answer_scores(item: EvalItem, answer: Answer, judge: Judge, retrieved: Sequence[str] = ()) -> dict[str, float]:
+    """Every answer metric that applies to this item and answer (`retrieved`: the ranking, for
+    the grade's scores)."""
     scores: dict[str, float] = {"refused": float(refused(answer)), "declined": float(declined(answer))}
+    scores |= grade_scores(item, answer, retrieved)
     scores["decline_accuracy"] = float(declined(answer) if not item.answerable else not refused(answer))
     if item.gold_sentences:
         quoted = [c.support for c in answer.citations if c.paper_id in item.gold]
         scores["gold_sentence_quoted"] = float(any(same_sentence(q, g) for q in quoted for g in item.gold_sentences))
     if item.type == "false_premise":
         scores["premise_corrected"] = float(premise_corrected(item, answer))
+    elif item.kind != "false_presupposition" and answer.answerability is not None:
+        scores["premise_invented"] = float(answer.answerability.coverage == Coverage.CONTRADICTED)
     if item.type == "collection":
         precision, recall = gold_citation_scores(listed_papers(answer), item.gold)
         if precision is not None:
@@ -258,6 +291,8 @@ def aggregate(items: Sequence[ItemResult]) -> tuple[dict[str, float], dict[str, 
         for name, value in item.scores.items():
             if name == "refused":
                 name = "answerable_refused" if item.gold else "unanswerable_refused"
+            elif name == "graded_answers":
+                name = "answerable_graded_answers" if item.gold else "unanswerable_graded_answers"
             elif name == "declined":
                 if item.gold:
                     # Partly answered: declined without refusing.
@@ -423,6 +458,7 @@ def _ask(
         question=item.question,
         type=item.type,
         kind=item.kind,
+        style=item.style,
         gold=item.gold,
         retrieved=tuple(s.paper.id for s in found),
     )
@@ -439,15 +475,19 @@ def _ask(
     update = {
         "answer": (f"{answer.note}\n\n" if answer.note else "") + answer.text,
         "covered": answer.covered,
+        "grade": answer.grade.value if answer.grade else "",
         "form": answer.form,
         "citations": answer.citations,
         "listed": tuple(listed),
         "titles": _titles(assistant.index, item.gold, [*found[:k], *given]),
-        "scores": answer_scores(item, answer, judge),
+        "scores": answer_scores(item, answer, judge, result.retrieved),
         "timings": dict(answer.timings),
     }
     if isinstance(judge, PairedJudge):
-        update |= {"second_scores": answer_scores(item, answer, judge.secondary), "verdicts": tuple(judge.verdicts[decided:])}
+        update |= {
+            "second_scores": answer_scores(item, answer, judge.secondary, result.retrieved),
+            "verdicts": tuple(judge.verdicts[decided:]),
+        }
     return result.model_copy(update=update)
 
 

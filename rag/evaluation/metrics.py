@@ -113,6 +113,34 @@ METRICS: dict[str, Metric] = {
         rule="the answer opens by naming the premise and quoting a gold contradicting sentence",
         passes=_all,
     ),
+    "premise_invented": Metric(
+        "Premise invented",
+        "Share of questions without a false premise answered by correcting one (Not so ...); lower is better.",
+        lower_is_better=True,
+    ),
+    "gold_found": Metric(
+        "Gold found",
+        "Share of answerable questions whose answer cites a gold paper, graded answers or best match.",
+        rule="the answer cites a gold paper and does not grade it not found",
+        passes=_all,
+    ),
+    "gold_not_found": Metric(
+        "Not found, gold in top 3",
+        "Share of answerable questions graded not found while a gold paper ranks in the top 3; lower is better.",
+        lower_is_better=True,
+    ),
+    "answers_grade_right": Metric(
+        "Answers grade right",
+        "Share of the answers graded answers that cite a gold paper or correct a false presupposition.",
+    ),
+    "answerable_graded_answers": Metric(
+        "Answerable graded answers", "Share of answerable questions graded answers, rather than best match or not found."
+    ),
+    "unanswerable_graded_answers": Metric(
+        "Unanswerable graded answers",
+        "Share of unanswerable questions graded answers (a false presupposition corrected is not); lower is better.",
+        lower_is_better=True,
+    ),
     "unanswerable_declined": Metric(
         "Unanswerable declined", "Share of unanswerable questions declined: refused, or answered in part naming what is missing."
     ),

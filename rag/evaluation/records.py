@@ -26,6 +26,9 @@ class EvalItem(Record):
     premise: str = ""
     # calibration or report: sets written for tuning keep their report half apart
     split: str = ""
+    # How the question is written, where a set says: "lay" (everyday words), "terse" (a search
+    # box's few words), "short"; a false premise's form ("use": "How does X use Y?").
+    style: str = ""
 
     @property
     def gold(self) -> tuple[str, ...]:
@@ -61,10 +64,12 @@ class ItemResult(Record):
     question: str
     type: str
     kind: str = ""
+    style: str = ""
     gold: tuple[str, ...]
     retrieved: tuple[str, ...]
     answer: str | None = None
     covered: bool | None = None
+    grade: str = ""  # rag.records.Grade's value; empty for a clarification, or a report written before grades
     form: str = ""
     citations: tuple[Citation, ...] = ()
     listed: tuple[str, ...] = ()  # every paper the answer gives (cited, or a collection's further matches)
@@ -89,8 +94,9 @@ class ItemResult(Record):
 
     @property
     def group(self) -> str:
-        """The question's type, and for unanswerable questions their kind: "unanswerable/out_of_corpus"."""
-        return f"{self.type}/{self.kind}" if self.kind else self.type
+        """The question's type, and for unanswerable questions their kind, and the style it is
+        written in where its set says: "unanswerable/out_of_corpus", "lookup/lay"."""
+        return "/".join(x for x in (self.type, self.kind, self.style) if x)
 
 
 class MetricCheck(Record):

@@ -163,6 +163,7 @@ def _misses(items: tuple[ItemResult, ...]) -> list[str]:
         "Relevant paper not in the top 5": [i for i in items if i.scores.get("recall@5", 1.0) < 1.0],
         "Answerable, but refused": [i for i in items if i.gold and i.scores.get("refused")],
         "Unanswerable, but answered as covered": [i for i in items if not i.gold and i.scores.get("declined") == 0.0],
+        "Answerable, but graded not found with a gold paper in the top 3": [i for i in items if i.scores.get("gold_not_found")],
         "Answering sentence not quoted": [i for i in items if i.scores.get("gold_sentence_quoted") == 0.0],
         "Collection: a gold paper not listed": [i for i in items if i.scores.get("collection_recall", 1.0) < 1.0],
         "Gold paper not cited": [
@@ -175,8 +176,9 @@ def _misses(items: tuple[ItemResult, ...]) -> list[str]:
             continue
         lines += [f"## {title} ({len(group)})", ""]
         for item in group[:_LISTED]:
+            graded = f"graded {item.grade}; " if item.grade else ""
             lines.append(
-                f"- `{item.id}` {escape_markdown(item.question)} (gold: {', '.join(item.gold) or 'none'}; "
+                f"- `{item.id}` {escape_markdown(item.question)} ({graded}gold: {', '.join(item.gold) or 'none'}; "
                 f"top 5: {', '.join(item.retrieved[:5])})"
             )
         if len(group) > _LISTED:

@@ -179,6 +179,9 @@ def _question(path: str, number: int, line: str) -> EvalItem:
         raise RecordError(
             path, number, "a false_premise question needs its 'premise' and the 'gold_sentences' that contradict it", hint=hint
         )
+    style = record.get("style", "")
+    if not isinstance(style, str):
+        raise RecordError(path, number, "'style' must be a word (lay, terse, short, ...)", hint=hint)
     split = record.get("split", "")
     if split and split not in _SPLITS:
         raise RecordError(path, number, f"unknown split {split!r}; one of {', '.join(_SPLITS)}", hint=hint)
@@ -192,6 +195,7 @@ def _question(path: str, number: int, line: str) -> EvalItem:
         kind=unanswerable_kind,
         premise=premise,
         split=split,
+        style=style,
     )
 
 

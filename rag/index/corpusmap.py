@@ -46,8 +46,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from rag.index.maprecords import CorpusMap, MapCluster
 from rag.markup import to_plain
-from rag.records import CorpusMap, MapCluster, Paper
+from rag.records import Paper
 from rag.text import STOP_WORDS, stem_words
 
 __all__ = [

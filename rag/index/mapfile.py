@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rag.records import CorpusMap
+from rag.index.maprecords import CorpusMap
 
 
 def read_map(path: Path | None) -> CorpusMap | None:

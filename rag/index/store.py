@@ -51,10 +51,11 @@ from rag.index.corpusmap import make_map
 from rag.index.embeddings import embedding_model_id, make_embeddings
 from rag.index.locking import Waiting, WriteLock
 from rag.index.mapfile import read_map, save_map
+from rag.index.maprecords import CorpusMap
 from rag.index.offline import prepare
 from rag.index.papertext import evidence_texts
 from rag.index.textvectors import Sentences, TextVectors
-from rag.records import CorpusMap, CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
+from rag.records import CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
 
 Progress = Callable[[int, int], None]

@@ -21,9 +21,14 @@ answer the last question, so the chain says so, names the paper and offers it. A
 question naming a choice ("2", words of one title, or "yes" to an offer of one paper) is the
 question asked again with that paper.
 
-Any other follow-up that leans on a pronoun ("what about its results?") is joined to the previous
-real question so retrieval keeps the topic: to the question a follow-up to a follow-up leaned
-on, once, never nested (question analysis reads the two apart, `rag.question.analysis`). With a
+A question that names its own subject is answered on its own, whatever came before: one that
+asks for papers ("Which paper predicts the air resistance of a car from its shape?", "is there
+work on ..."), or one with no pronoun whose specific words the last answer's papers do not have
+("what about bandits with interference?"). Any other follow-up that leans on a pronoun ("what
+about its results?"), or has no subject of its own ("any limitations?", "and on ImageNet?" after
+an answer from a paper that reports ImageNet), is joined to the previous real question so
+retrieval keeps the topic: to the question a follow-up to a follow-up leaned on, once, never
+nested (question analysis reads the two apart, `rag.question.analysis`). With a
 model, the explicit references go first: one the rules resolve is never sent to the model, and
 the pronoun rule is the fallback when the model's rewrite is not kept. A model's rewrite is kept
 only when it reads as one question: one line, not much longer than the question and the
@@ -41,7 +46,8 @@ from dataclasses import dataclass
 
 from rag.markup import escape_markdown
 from rag.question.references import split_context, with_context
-from rag.question.terms import key_terms
+from rag.question.terms import key_terms, term_stems
+from rag.question.vocabulary import ASPECTS
 from rag.records import Answer, CorpusProfile, Source
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "read_references",
     "resolve_by_rule",
     "resolve_references",
+    "stands_alone",
     "with_choice",
 ]
 
@@ -84,7 +91,26 @@ _SINGLE_REF = re.compile(
     r"the paper(?!\s+(that|which|who|whose|on|about|by|from|where|with|introducing|proposing|titled|called)\b))\b",
     re.I,
 )
-_PRONOUN = re.compile(r"\b(it|its|this|that|these|those|they|them|their|the paper|the papers)\b", re.I)
+# "Which paper ...", "is there work on ...", "papers on ...", "looking for ...": the question asks
+# for papers, so it says what they are about.
+_ASKS_FOR_PAPERS = re.compile(
+    r"(?:^|[.?!;]\s+)\W*(?:(?:and|also|ok|okay|so|now|then|but|what about|how about)\b[,\s]*)*"
+    r"(?:(?:which|what) (?:papers?|works?|studies|articles)\b"
+    r"|(?:is|are) there (?:also |maybe |perhaps )?(?:a |an |any |another |other )?(?:papers?|works?|studies|articles|research)\b"
+    r"|(?:any|find|list|show me|search for|give me)(?: me)? (?:a |an |the |some |other )?(?:papers?|works?|studies|articles|research)\b"
+    r"|anything (?:on|about)\b|(?:i'?m |i am )?looking for\b|(?:the |a )?papers? (?:on|about|that|which|using|for|from)\b)"
+    # "the music one", "the drag paper": a paper described by its topic, not pointed back at.
+    rf"|\bthe (?!(?:{_ORDINAL}|other|same|previous|next|latter|former|above|cited|first|this|that)\b)[a-z][\w-]* (?:one|paper)\b",
+    re.I,
+)
+# A word of a follow-up this specific (rag.question.terms), absent from the last answer, names a
+# subject of its own.
+_SUBJECT_WEIGHT = 0.15
+_PRONOUN = re.compile(
+    r"\b(it|its|this|that|these|those|they|them|their|the paper|the papers|"
+    r"the (?:authors|method|approach|model|results|experiments|dataset|datasets|algorithm|framework))\b",
+    re.I,
+)
 # A title the user or a rule quoted holds no reference, whatever its words.
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
 # "Is it true that ...", "it is possible to ...": an "it" that points at nothing.
@@ -186,8 +212,7 @@ def _gave(answer: Answer, papers: Sequence[Source], *, name: str = "") -> str:
     """What the last answer showed of `papers` (those by `name`, if given)."""
     by = f" by {name}" if name else ""
     if _declined(answer):
-        listed = f"The last answer cites no paper; it lists {_count(papers, 'closest ')}{by}"
-        return f"{listed}, which do not answer it." if papers else f"{listed}."
+        return f"The last answer cites no paper; it lists {_count(papers, 'closest ')}{by}."
     cited = {s.number for s in _cited(answer)}
     listing = (not answer.citations and answer.choices) or any(s.number not in cited for s in papers)
     return f"The last answer {'lists' if listing else 'cites'} {_count(papers)}{by}."
@@ -271,8 +296,8 @@ def _offered(question: str, reference: _Reference, answer: Answer) -> Reading:
     """A reference to a paper the last answer said does not answer: said so, and offered."""
     title = escape_markdown(reference.papers[0].paper.display_title)
     why = (
-        f"By “{reference.text}” you mean “{title}”, one of the closest papers, which do not answer the last "
-        f"question (“{escape_markdown(answer.standalone_question)}”)."
+        f"By “{reference.text}” you mean “{title}”, one of the closest papers to the last "
+        f"question (“{escape_markdown(answer.standalone_question)}”), which it does not cite."
     )
     offer = "Summarize it anyway?" if SUMMARY_REQUEST.match(question) else "Ask about it anyway?"
     return Reading(question, unclear=reference.text, choices=_numbered(reference.papers), why=why, offer=offer)
@@ -335,16 +360,44 @@ def resolve_references(question: str, history: Sequence[Answer]) -> str:
     return read_references(question, history).question
 
 
-def resolve_by_rule(question: str, history: Sequence[Answer]) -> str:
-    """The follow-up made standalone by the rules above; unchanged when none applies."""
+def _stems(text: str) -> set[str]:
+    return {stem for word in re.findall(r"[^\W_]+(?:-[^\W_]+)*", text) for stem in term_stems(word)}
+
+
+def stands_alone(question: str, history: Sequence[Answer], profile: CorpusProfile) -> bool:
+    """Whether a question that resolves no reference names its own subject (see the module
+    docstring): it asks for papers, or it has no pronoun and a specific word that neither the
+    last question nor the papers the last answer gave have. `profile` weighs the words."""
+    if not history or _ASKS_FOR_PAPERS.search(question) or _QUOTED.search(question):
+        return True
+    # "Is it better than ...?" leans on the last answer, though "is it better" can be expletive.
+    if _PRONOUN.search(_blanked(_QUOTED, question)):
+        return False
+    terms = [
+        t
+        for t in key_terms(question, profile)[0]
+        if t.weight >= _SUBJECT_WEIGHT and not t.measure and t.text.casefold() not in ASPECTS
+    ]
+    if not terms:
+        return False
+    last = history[-1]
+    known = _stems(" ".join(split_context(last.standalone_question)))
+    for source in listed_papers(last) or last.sources[:1]:
+        known |= _stems(f"{source.paper.title} {source.paper.abstract}")
+    return any(not set(t.stems) & known for t in terms)
+
+
+def resolve_by_rule(question: str, history: Sequence[Answer], profile: CorpusProfile | None = None) -> str:
+    """The follow-up made standalone by the rules above; unchanged when none applies, or when it
+    names its own subject."""
     resolved = resolve_references(question, history)
     if resolved != question or not history:
         return resolved
-    if _PRONOUN.search(_blanked(_QUOTED, question)) and len(question.split()) <= 15:
-        # A follow-up to a follow-up leans on the real question that one leaned on, joined once.
-        own, context = split_context(history[-1].standalone_question)
-        return with_context(question, context or own)
-    return question
+    if stands_alone(question, history, profile or CorpusProfile()) or len(question.split()) > 15:
+        return question
+    # A follow-up to a follow-up leans on the real question that one leaned on, joined once.
+    own, context = split_context(history[-1].standalone_question)
+    return with_context(question, context or own)
 
 
 def _content(*texts: str) -> set[str]:

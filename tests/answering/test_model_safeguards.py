@@ -81,7 +81,7 @@ def test_a_partly_covered_question_tells_the_model_what_is_missing(seed_index):
     with FakeOpenAI(reply=lambda body: "MoH reports no ImageNet figure; it averages 64.0% over 14 benchmarks [1].") as server:
         answer = assistant(seed_index, server).ask("What ImageNet top-1 accuracy does MoH reach?")
         prompt = "\n".join(m["content"] for m in chat_requests(server)[-1]["messages"])
-    assert "No abstract reports" in prompt and "ImageNet" in prompt
+    assert "No abstract gives a figure for" in prompt and "ImageNet" in prompt
     assert "ImageNet" in answer.note
 
 

@@ -103,7 +103,7 @@ def test_below_the_bar_a_cell_is_not_in_the_abstract_and_keeps_its_closest_sente
 
 def test_the_markdown_export_cites_each_quote_and_lists_the_references():
     row = ResearchRow(
-        paper_id="moh", title=PAPER.display_title, cells=(ResearchCell(quote="A | B holds.", covered=True), ResearchCell())
+        paper_id="moh", title=PAPER.display_title, cells=(ResearchCell(quote="A | B holds.", covered=True, sure=True), ResearchCell())
     )
     text = research_markdown(ResearchTable(columns=("Result?", "n"), rows=(row,)), [PAPER])
     lines = text.splitlines()
@@ -289,7 +289,8 @@ def test_with_a_model_each_quoted_cell_is_also_said_short_and_a_failing_model_le
     assert quoted and model.calls == len(quoted)  # a cell with no quote is not sent
     assert all(c.paraphrase == " ".join(c.quote.split()[:8]) for c in quoted)
     assert all(c.paraphrase is None for r in rows for c in r.cells if not c.quote)
-    assert cell_text(quoted[0], 1) == f"{to_plain(quoted[0].paraphrase)} [1]"
+    closest = "(closest sentence) " if not quoted[0].sure else ""
+    assert cell_text(quoted[0], 1) == f"{closest}{to_plain(quoted[0].paraphrase)} [1]"
 
     broken = Shortening(broken=True)
     assistant = Assistant(seed_index, settings, backend=ModelBackend.wrapping(broken, settings, name="fake", reason="test"))
@@ -300,6 +301,19 @@ def test_with_a_model_each_quoted_cell_is_also_said_short_and_a_failing_model_le
 
 
 def test_the_markdown_gives_a_paraphrase_with_its_quote():
-    cell = ResearchCell(quote="MoH reaches 64.0% accuracy.", covered=True, paraphrase="accuracy of 64.0%")
+    cell = ResearchCell(quote="MoH reaches 64.0% accuracy.", covered=True, paraphrase="accuracy of 64.0%", sure=True)
     table = ResearchTable(columns=("result",), rows=(ResearchRow(paper_id="moh", title="MoH", cells=(cell,)),))
     assert "| MoH [1] | accuracy of 64.0%: “MoH reaches 64.0% accuracy.” [1] |" in research_markdown(table, [PAPER])
+
+
+def test_a_cell_is_graded_answers_only_when_sure_and_the_closest_sentence_is_said_so():
+    from rag.records import CellGrade
+
+    sure = ResearchCell(quote="We propose MoH.", covered=True, closest="We propose MoH.", score=0.8, sure=True)
+    near = sure.model_copy(update={"sure": False, "score": 0.5})
+    empty = ResearchCell(closest="Background.", score=0.1)
+    assert [c.grade for c in (sure, near, empty)] == [CellGrade.ANSWERS, CellGrade.CLOSEST, CellGrade.NOT_IN_ABSTRACT]
+    assert cell_text(sure, 1) == "“We propose MoH.” [1]"
+    assert cell_text(near, 1) == "(closest sentence) “We propose MoH.” [1]"
+    assert cell_text(empty) == NOT_IN_ABSTRACT
+    assert sure.model_dump(mode="json")["grade"] == "answers"

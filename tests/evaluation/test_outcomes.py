@@ -49,7 +49,7 @@ def test_every_metric_has_a_label_and_a_one_line_description_and_a_rule_with_its
     for metric in METRICS.values():
         assert metric.label and metric.description and "\n" not in metric.description
         assert bool(metric.rule) == (metric.passes is not None)
-    assert {"answerable_refused", "answerable_partial"} == LOWER_IS_BETTER
+    assert {"answerable_refused", "answerable_partial", "gold_not_found", "premise_invented", "unanswerable_graded_answers"} == LOWER_IS_BETTER
     assert label("gold_citation_precision") == "Gold citation precision"
     # A name the table does not know (a latency row of a comparison) is shown as it is.
     assert label("retrieve p50 (ms)") == "retrieve p50 (ms)" and description("retrieve p50 (ms)") == ""

@@ -22,8 +22,9 @@ from rag.index.corpusmap import (
     medoid,
     palette,
 )
+from rag.index.maprecords import CorpusMap
 from rag.index.store import Index
-from rag.records import CorpusMap, Paper
+from rag.records import Paper
 
 # Six topics, each with the words that set it apart; every abstract also has the filler.
 TOPICS = [

@@ -12,6 +12,7 @@ from rag.answering.chain import TokenEvent
 from rag.corpus.reading import load_corpus
 from rag.errors import AuthenticationError, BackendUnavailableError, EmbeddingMismatchError, ServerError
 from rag.index.store import Index
+from rag.records import Grade
 from rag.search.retrieval import search
 from rag.settings import Settings
 
@@ -93,6 +94,8 @@ def test_a_reworded_lookup_reaches_the_model(seed_index):
     assert asked, "the model was never asked"
     assert "DragSolver" in asked[-1]["messages"][-1]["content"]
     assert answer.covered and answer.citations and "DragSolver" in answer.citations[0].title
+    # Offline a best match; the model read the sources and answered: the grade is its reply's.
+    assert answer.grade == Grade.ANSWERS
 
 
 def test_a_model_that_answers_not_covered_is_shown_as_a_decline(seed_index):
@@ -101,7 +104,7 @@ def test_a_model_that_answers_not_covered_is_shown_as_a_decline(seed_index):
         events = list(model_assistant(seed_index, server.base_url).stream(REWORDED))
     answer = events[-1].answer
     shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
-    assert not answer.covered and answer.form == "not covered"
+    assert not answer.covered and answer.form == "not covered" and answer.grade == Grade.NOT_FOUND
     assert not answer.citations and answer.closest
     assert "NOT COVERED" not in shown and "wind-tunnel measurements of motorcycles" in shown
     assert answer.text.startswith("The indexed papers do not answer this")

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from rag.question.followup import listed_papers, read_references, resolve_by_rule, resolve_references, with_choice
-from rag.records import Answer, Citation, CollectionMatch, Paper, Source
+from rag.question.followup import (
+    listed_papers,
+    read_references,
+    resolve_by_rule,
+    resolve_references,
+    stands_alone,
+    with_choice,
+)
+from rag.records import Answer, Citation, CollectionMatch, CorpusProfile, Paper, Source
 
 PAPERS = [
     Paper(id=f"p{n}", title=title, abstract=f"An abstract about {title.lower()}.")
@@ -152,12 +159,12 @@ def test_a_declines_closest_papers_are_what_its_ordinals_and_numbers_count_and_e
     reading = read_references("summarize the second one", [DECLINE])
     assert reading.unclear == "the second one"
     assert reading.ask_back == (
-        f"By “the second one” you mean “{D.title}”, one of the closest papers, which do not answer the last "
-        "question (“Which papers are about bandits?”). Summarize it anyway?"
+        f"By “the second one” you mean “{D.title}”, one of the closest papers to the last "
+        "question (“Which papers are about bandits?”), which it does not cite. Summarize it anyway?"
     )
     reading = read_references("summarize the fourth one", [DECLINE])
     assert not reading.offer and len(reading.choices) == 3
-    assert reading.why == "The last answer cites no paper; it lists 3 closest papers, which do not answer it."
+    assert reading.why == "The last answer cites no paper; it lists 3 closest papers."
 
 
 def test_settled_references_are_kept_and_a_choice_fills_the_unclear_one():
@@ -361,3 +368,43 @@ def test_a_follow_up_after_a_nested_record_leans_on_the_innermost_real_question(
     assert resolve_by_rule("and what are their limits?", [real]) == (
         f'and what are their limits? (following up on: summarize "{C.title}")'
     )
+
+
+# A conversation about the bandit papers (A and B), then a question that names its own subject.
+BANDITS = answer(sources(A, B), [1])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which paper predicts the air resistance of a car from its 3D shape?",
+        "is there also a paper on reward models learnt from rankings?",
+        "and what about language agents? any paper on those?",
+        "ok now the paper on sparse heads, what's new there?",
+        "what about the music one?",
+        "protein fitness optimization",
+        "also, anything on machine translation?",
+    ],
+)
+def test_a_question_that_names_its_own_subject_is_not_joined_to_the_last(question):
+    assert stands_alone(question, [BANDITS], CorpusProfile())
+    assert resolve_by_rule(question, [BANDITS]) == question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "any limitations?",
+        "how big is the dataset",
+        "what do the authors assume about interference?",
+        "does it also work for image generation models?",
+        "who wrote it?",
+        # "interference" is in the last answer's paper: an aspect of it, not a new topic.
+        "and with interference?",
+    ],
+)
+def test_a_question_with_a_reference_or_no_subject_of_its_own_leans_on_the_last(question):
+    assert not stands_alone(question, [BANDITS], CorpusProfile())
+    # Joined to the last question, or, for "it" after an answer from one paper, that paper's title.
+    standalone = resolve_by_rule(question, [BANDITS])
+    assert standalone in (f"{question} (following up on: Which papers are about bandits?)", question.replace("it", f'"{A.title}"'))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PAPERS, answer_text, ask, plain, source_labels
+from conftest import PAPERS, answer_text, ask, grade_badge, plain, source_labels
 
 from rag.corpus.reading import load_corpus
 from rag.records import Filters
@@ -12,19 +12,28 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_question_the_corpus_does_not_answer_is_declined_with_the_closest_papers_apart(open_app):
-    reply = ask(open_app(), "Which paper speeds up sampling of diffusion models with fewer denoising steps?").chat_message[1]
+    reply = ask(open_app(), "Which papers detect bugs in smart contracts?").chat_message[1]
+    assert grade_badge(reply) == "not found"
     text = plain(answer_text(reply))
     assert text.startswith("The indexed papers do not answer this") and "[1]" not in text
     assert source_labels(reply) == [], "a decline cites nothing"
     [closest] = [e for e in reply.expander if e.label.startswith("Closest papers")]
-    assert "they do not answer this" in closest.label and closest.markdown
+    assert "not cited" in closest.label and closest.markdown
+
+
+def test_a_question_in_other_words_is_the_best_match_under_its_badge(open_app):
+    reply = ask(open_app(), "Which paper predicts air resistance of a car from its 3D shape?").chat_message[1]
+    assert grade_badge(reply) == "best match"
+    [note] = reply.info
+    assert "could not confirm" in plain(note.value)
+    assert source_labels(reply)[0].startswith("[1] DragSolver")
 
 
 def test_a_partly_covered_question_says_what_no_abstract_reports(open_app):
     reply = ask(open_app(), "What ImageNet top-1 accuracy does MoH reach?").chat_message[1]
     assert "64.0%" not in answer_text(reply), "no other number in place of the one asked for"
     [note] = reply.info
-    assert "No abstract reports" in plain(note.value) and "ImageNet top-1 accuracy" in plain(note.value)
+    assert "No abstract gives a figure for" in plain(note.value) and "ImageNet top-1 accuracy" in plain(note.value)
     assert source_labels(reply)[0].startswith("[1] MoH")
 
 

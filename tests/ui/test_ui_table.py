@@ -50,8 +50,9 @@ def test_a_column_is_added_removed_and_filtered_by(open_app):
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["Paper", "Is the code released?", "sample size", "What is the main result?"]
     # The cells already there were not judged again, and the new ones quote their paper.
-    assert all(c.startswith("“") for c in frame["Is the code released?"])
-    assert any(c.startswith("“") for c in frame["What is the main result?"])
+    quoted = ("“", "(closest sentence) “")
+    assert all(c.startswith(quoted) for c in frame["Is the code released?"])
+    assert any(c.startswith(quoted) for c in frame["What is the main result?"])
 
     at.selectbox(key="table-column").select("sample size")
     at.button(key="table-remove").click().run()

@@ -4,6 +4,8 @@
 - a collection ("which papers ...") or a question about the papers the filters leave ("what do
   these papers propose?"): every paper that clears the relevance bar, numbered first; when none
   does, the corpus does not cover the question after all;
+- a best match (the abstracts use other words): quotes from the paper or two the ranking
+  clearly puts first, numbered first, and from no other of the top k;
 - anything else: quotes from the top k papers.
 
 The papers an answer rests on are renumbered to come first, so the text cites [1]..[n] and the
@@ -48,6 +50,10 @@ def plan(evidence: Evidence, answerability: Answerability, *, k: int, selection:
     task = _task(evidence.analysis)
     if not answerability.answers:
         return Plan(task, evidence, answerability)
+    if answerability.coverage == Coverage.BEST_MATCH:
+        # The best first, quoted; the rest of the top k kept beside them, uncited.
+        best = [p.number for p in evidence.papers if p.paper.id in answerability.best]
+        return Plan(Task.ANSWER, evidence.renumbered(best).truncated(k), answerability)
     if task == Task.ANSWER and not selection:
         return Plan(task, evidence.truncated(k), answerability)
     matches = find_matches(evidence, selection=selection)

@@ -1,7 +1,8 @@
-"""What an answer says when the corpus does not answer, or answers only part of the question.
+"""What an answer says when the corpus does not answer, answers only part of the question, or has
+only a closest match in other words.
 
 The wording lives in prompts/ (`not_covered`, `unclear`, `beyond_abstracts`, `partly_covered`,
-`not_reported`, `weak_match`). A decline cites nothing; the closest papers go beside it, as papers that do not
+`not_reported`, `weak_match`, `best_match*`). A decline cites nothing; the closest papers go beside it, as papers that do not
 answer the question, never as support: closest first, by the similarity shown beside each.
 """
 
@@ -34,8 +35,24 @@ def decline_text(answerability: Answerability, *, example: str = "") -> str:
     return load_prompt("not_covered").format(missing=missing)
 
 
-def partial_note(answerability: Answerability) -> str:
-    """What a partly covered answer adds: what no abstract reports or mentions ("" if nothing)."""
+def _best_match_note(answerability: Answerability, sources: Sequence[Source]) -> str:
+    """What a best match leads with: what no abstract uses, the paper or papers it quotes
+    instead, and that it could not confirm them."""
+    best = [s for s in sources if s.paper.id in answerability.best]
+    papers = " and ".join(f"{escape_markdown(s.paper.short_name)} [{s.number}]" for s in best)
+    missing = answerability.missing[:4]
+    lead = (
+        load_prompt("best_match_missing").format(missing=_listing(missing)) if missing else load_prompt("best_match_other_words")
+    )
+    return load_prompt("best_match").format(lead=lead, papers=papers)
+
+
+def partial_note(answerability: Answerability, sources: Sequence[Source] = ()) -> str:
+    """What an answer that is not sure adds before its quotes: for a best match, what no abstract
+    uses and which paper is the closest; for a partly covered one, what no abstract reports or
+    mentions ("" if nothing). `sources`: the answer's, numbered as it cites them."""
+    if answerability.coverage == Coverage.BEST_MATCH:
+        return _best_match_note(answerability, sources)
     notes = []
     if answerability.unreported:
         notes.append(load_prompt("not_reported").format(measures=_listing(answerability.unreported)))

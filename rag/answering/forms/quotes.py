@@ -89,7 +89,8 @@ def write(picked: list[Scored]) -> Iterator[str]:
 
 def write_quotes(request: AnswerRequest, vectors: SentenceVectors) -> Iterator[str]:
     evidence = request.evidence
-    named = set(request.analysis.named_papers)
+    # Only the papers the question names, or a best match's: the others are not what it asks about.
+    named = set(request.analysis.named_papers) | set(request.answerability.best)
     papers = [p for p in evidence.papers if p.paper.id in named] or list(evidence.papers)
     candidates = scored(evidence, papers)
     if request.answerability.unreported:
