@@ -88,6 +88,9 @@ class Bars:
     best_match_similarity: float = 0.24
     # ... and a second paper quoted beside it only when its retrieval score is this close to the first's.
     best_match_tie: float = 0.97
+    # What a best match leads with: the question's terms this heavy that no retrieved abstract
+    # meets (lighter than a decline names: it says which of the question's words no abstract uses).
+    best_match_missing_weight: float = 0.275
 
 
 # "the approach", "the proposed model", "it", "they", "that paper", "the second one": a
@@ -251,7 +254,7 @@ def _by_words(evidence: Evidence, *, min_similarity: float, bars: Bars, selectio
             best_coverage=best.coverage,
             best_similarity=best_similarity,
             best=_clear_best(evidence, bars) if other_words else (),
-            missing=missing or (missing_terms(evidence, bars.named_missing_weight * 0.5) if other_words else ()),
+            missing=missing or (missing_terms(evidence, bars.best_match_missing_weight) if other_words else ()),
             reason="a statement, near the closest abstract",
         )
     # A weak match, unless something the question asks for specifically is in no abstract at all
@@ -324,7 +327,7 @@ def _best_match(evidence: Evidence, decided: Answerability, bars: Bars) -> Answe
     return decided.model_copy(
         update={
             "coverage": Coverage.BEST_MATCH,
-            "missing": missing_terms(evidence, bars.named_missing_weight * 0.5),
+            "missing": missing_terms(evidence, bars.best_match_missing_weight),
             "best": _clear_best(evidence, bars),
             "reason": "the abstracts use other words; the closest paper is not confirmed to answer",
         }
