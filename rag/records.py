@@ -295,8 +295,10 @@ class Answerability(Record):
     best_contradiction: float = 0.0
     # Contradicted: what the question takes for granted, in its own words.
     premise: str = ""
-    # A best match: the ids of the papers retrieval clearly ranks best, quoted as the closest match.
+    # A best match: the ids of the papers retrieval clearly ranks best, quoted as the closest match,
+    # and what of the question other retrieved abstracts meet but theirs do not.
     best: tuple[str, ...] = ()
+    elsewhere: tuple[str, ...] = ()
     # Of a question about a paper it names: what it asks that the paper's whole abstract does not
     # hold, checked: the answer quotes what is near, but does not answer.
     absent: tuple[str, ...] = ()

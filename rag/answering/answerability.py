@@ -19,13 +19,13 @@ unanswerable questions declined fell from 1.0 to 0.87 (`data/verifier/MODEL_CARD
 - **contradicted**: a sentence of a paper the question is about says the opposite of what the
   question takes for granted ("Why does MoH need more parameters?"), more surely than any of
   those papers' sentences answers it. The answer leads with that sentence.
-- **best match**: no paper meets enough of the question's terms, but something retrieved is near
-  it and the ranking has a clear best paper (or two): a question in other words than the
-  abstracts' ("air resistance" for "drag"). The answer quotes that paper as the closest match and
-  says it could not confirm that it answers: a claim of neither.
+- **best match**: no paper meets enough of the question's terms, or only different papers meet its
+  parts, but something retrieved is near it and the ranking has a clear best paper (or two): a
+  question in other words than the abstracts' ("air resistance" for "drag"). The answer quotes
+  that paper as the closest match, says what no abstract uses and what only other abstracts do,
+  and that it could not confirm that it answers: a claim of neither.
 - **not covered**: nothing retrieved is near the question, or a specific fact a result question
-  asks for (a number, a name, a measure) is in no retrieved abstract, or it joins topics that only
-  different papers cover.
+  asks for (a number, a name, a measure) is in no retrieved abstract.
 - **partly covered**: a paper meets the question, but specific terms of it are met nowhere
   ("ImageNet top-1"); or a result question whose measure no sentence reports; or the closest
   paper meets only part of the question's terms (a weak match). The answer leads with what is
@@ -315,7 +315,7 @@ def _clear_best(evidence: Evidence, bars: Bars) -> tuple[str, ...]:
 def _best_match(evidence: Evidence, decided: Answerability, bars: Bars) -> Answerability:
     """A decline turned into the closest match, where the ranking has one (see the module
     docstring); the decline as it was where nothing is near or a specific fact is absent."""
-    if decided.reason != _NO_KEY_TERMS or not evidence.papers:
+    if decided.reason not in (_NO_KEY_TERMS, _MIXED) or not evidence.papers:
         return decided
     # Only a result question asks for a fact ("What accuracy on ImageNet ...?"); the others
     # describe what they want ("Which paper ... BPE-style", "How do you train ... on 20-second
@@ -324,11 +324,18 @@ def _best_match(evidence: Evidence, decided: Answerability, bars: Bars) -> Answe
         return decided
     if evidence.papers[0].best_similarity < bars.best_match_similarity:
         return decided
+    best = _clear_best(evidence, bars)
+    missing = missing_terms(evidence, bars.best_match_missing_weight)
+    # What other abstracts say but the closest does not: a question that joins papers' topics
+    # ("the drag coefficient of a Mixture-of-Head attention layer") is told so, not "not found".
+    quoted = [p for p in evidence.papers if p.paper.id in best]
+    elsewhere = tuple(t for t in missing_terms(evidence, bars.best_match_missing_weight, papers=quoted) if t not in missing)
     return decided.model_copy(
         update={
             "coverage": Coverage.BEST_MATCH,
-            "missing": missing_terms(evidence, bars.best_match_missing_weight),
-            "best": _clear_best(evidence, bars),
+            "missing": missing,
+            "elsewhere": elsewhere,
+            "best": best,
             "reason": "the abstracts use other words; the closest paper is not confirmed to answer",
         }
     )

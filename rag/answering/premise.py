@@ -119,11 +119,22 @@ def _subject_end(words: list[str]) -> int:
 _COUNTED = re.compile(r"^\s*how (?:many|much) (?P<object>.+?) (?:does|do|did) (?P<rest>.+)$", re.I)
 
 
+# "How many heads does MoH use?": a count asked for, whose premise only the verifier could deny and
+# which it denies wrongly more often than rightly (issue 35's sets): no premise, unless a change is
+# counted ("how much does it slow ...", "how many more ...").
+_COUNT = re.compile(r"^\s*how (?:many|much)\b(?!\s+(?:more|less|fewer|faster|slower|worse|better)\b)", re.I)
+_CHANGE = re.compile(r"\b(?:slow|hurt|cost|reduce|increase|improve|degrade|drop|lose|double|halve)s?\b", re.I)
+
+
 def has_premise(question: str) -> bool:
     """Whether the question takes something for granted that an abstract could contradict: it
-    asks why, how, how many or how much of something it states, or says "since"/"given that"
-    (the forms `stated_premise` restates). "What does MoH use?" takes nothing for granted."""
-    return _PREMISE_OPENING.match(question.strip()) is not None
+    asks why, how something it states is done, or a change it counts, or says "since"/"given that"
+    (the forms `stated_premise` restates). "What does MoH use?" and "How many heads does MoH use?"
+    ask, and take nothing for granted that the answer should correct."""
+    text = question.strip()
+    if _PREMISE_OPENING.match(text) is None:
+        return False
+    return not (_COUNT.match(text) and not _CHANGE.search(text))
 
 
 def _split(words: list[str], end: int) -> tuple[list[str], list[str], str, list[str]]:

@@ -63,6 +63,10 @@ def test_each_grade_over_the_bundled_papers(assistant):
     # A terse query whose words the closest abstract does not have is a best match, not an answer.
     assert assistant.ask("knowledge graph link prediction").grade == Grade.BEST_MATCH
     assert assistant.ask("Which papers detect bugs in smart contracts?").grade == Grade.NOT_FOUND
+    # Parts only different papers cover: the closest, said to lack what others have; not a decline.
+    joined = assistant.ask("What is the drag coefficient of a Mixture-of-Head attention layer?")
+    assert joined.grade == Grade.BEST_MATCH and joined.cited_sources[0].paper.short_name == "MoH"
+    assert joined.note.startswith("The closest abstract does not use “drag coefficient”, which other abstracts do.")
 
 
 def test_a_measure_no_abstract_reports_is_said_so_and_no_other_number_is_quoted(assistant):

@@ -44,6 +44,11 @@ def test_a_best_match_names_what_no_abstract_uses_and_the_paper_it_could_not_con
         "No abstract uses “air resistance”. The closest match is DragSolver [1]; "
         "PaperChat could not confirm that it answers the question."
     )
+    # A question that joins papers' topics is told which part only other abstracts have.
+    joined = found.model_copy(update={"missing": (), "elsewhere": ("drag coefficient",), "best": ("p2",)})
+    assert partial_note(joined, sources).startswith(
+        "The closest abstract does not use “drag coefficient”, which other abstracts do. The closest match is MoH [2];"
+    )
     both = found.model_copy(update={"missing": (), "best": ("p1", "p2")})
     note = partial_note(both, sources)
     assert note.startswith("No abstract says it in the question's words.") and "DragSolver [1] and MoH [2]" in note

@@ -13,11 +13,7 @@ from rag.answering.premise import has_premise, stated_premise
         ("How does DragSolver use deep ensembles?", "DragSolver uses deep ensembles"),
         ("Since MoH models have to be trained from scratch, how much compute did they take?", "MoH models have to be trained from scratch"),
         ("Given that FG-CLIP trains without hard negatives, how does it tell captions apart?", "FG-CLIP trains without hard negatives"),
-        (
-            "How many paired audio-text examples does MATS need to train its audio comprehension?",
-            "MATS needs paired audio-text examples to train its audio comprehension",
-        ),
-        ("How many attention heads does MoH-LLaMA3-8B actually use?", "MoH-LLaMA3-8B actually uses attention heads"),
+        ("How much does the SAM inner loop slow Flat-LoRA down?", "the SAM inner loop slows Flat-LoRA down"),
         ("Why does DragSolver still run a CFD simulation?", "DragSolver still runs a CFD simulation"),
     ],
 )
@@ -26,6 +22,16 @@ def test_each_form_of_premise_is_restated_in_the_questions_words(question, premi
     assert stated_premise(question) == premise
 
 
-@pytest.mark.parametrize("question", ["What does MoH use to pick heads?", "Which paper predicts drag?", "papers on bandits"])
+@pytest.mark.parametrize(
+    "question",
+    ["What does MoH use to pick heads?", "Which paper predicts drag?", "papers on bandits", "How many heads does MoH use?"],
+)
 def test_a_question_that_only_asks_takes_nothing_for_granted(question):
     assert not has_premise(question)
+
+
+def test_a_count_is_still_restated_in_the_questions_words():
+    # For a model's note, or a premise the verifier finds some other way.
+    assert stated_premise("How many attention heads does MoH-LLaMA3-8B actually use?") == (
+        "MoH-LLaMA3-8B actually uses attention heads"
+    )

@@ -36,14 +36,16 @@ def decline_text(answerability: Answerability, *, example: str = "") -> str:
 
 
 def _best_match_note(answerability: Answerability, sources: Sequence[Source]) -> str:
-    """What a best match leads with: what no abstract uses, the paper or papers it quotes
-    instead, and that it could not confirm them."""
+    """What a best match leads with: what no abstract uses, what only abstracts other than the
+    closest do, the paper or papers it quotes, and that it could not confirm them."""
     best = [s for s in sources if s.paper.id in answerability.best]
     papers = " and ".join(f"{escape_markdown(s.paper.short_name)} [{s.number}]" for s in best)
-    missing = answerability.missing[:4]
-    lead = (
-        load_prompt("best_match_missing").format(missing=_listing(missing)) if missing else load_prompt("best_match_other_words")
-    )
+    leads = []
+    if answerability.missing:
+        leads.append(load_prompt("best_match_missing").format(missing=_listing(answerability.missing[:4])))
+    if answerability.elsewhere:
+        leads.append(load_prompt("best_match_elsewhere").format(elsewhere=_listing(answerability.elsewhere[:4])))
+    lead = " ".join(leads) or load_prompt("best_match_other_words")
     return load_prompt("best_match").format(lead=lead, papers=papers)
 
 
