@@ -20,7 +20,9 @@ again of the same sentences.
 from __future__ import annotations
 
 import json
+import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,8 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from rag.errors import ModelNotFoundError
+from rag.markup import to_plain
 
-__all__ = ["LABELS", "MAX_TOKENS", "VERIFIER_DIR", "Verdict", "Verifier", "load_verifier", "paper_passage"]
+__all__ = ["LABELS", "MAX_TOKENS", "VERIFIER_DIR", "Verdict", "Verifier", "clean_passage", "load_verifier", "paper_passage"]
 
 LABELS = ("none", "answers", "contradicts")
 # Question and passage together, in word pieces: a question and a sentence fit (p99 of the
@@ -60,8 +63,39 @@ def paper_passage(title: str, sentences: Sequence[str]) -> str:
     return " ".join([f"{title.strip().rstrip('.')}.", *sentences]) if title.strip() else " ".join(sentences)
 
 
+_SPACES = re.compile(r"\s+")
+
+
+def _spaced_symbol(char: str) -> str:
+    # The word pieces split words at punctuation but not at math symbols: "m≪n" would be one
+    # unknown word, "m ≪ n" keeps the letters and loses only the symbol.
+    return f" {char} " if unicodedata.category(char).startswith("S") else char
+
+
+def clean_passage(text: str) -> str:
+    """A passage as the model reads it, the same at training and at run time: LaTeX as plain
+    text (`rag.markup.to_plain`, which leaves text without it alone), then NFKC, so mathematical
+    letters ("𝐀", "𝒪", "ϵ") become the letters the word pieces know, and math symbols apart from
+    the words they touch."""
+    plain = to_plain(text)
+    if plain.isascii():
+        return plain
+    normal = unicodedata.normalize("NFKC", plain)
+    return _SPACES.sub(" ", "".join(_spaced_symbol(c) if ord(c) > 127 else c for c in normal)).strip()
+
+
+def _as_given(text: str) -> str:
+    return text
+
+
+# What a model's passages went through at training, by the name its verifier.json gives
+# ("passages"); a model that names none (before issue 35) was trained on `to_plain` text, which is
+# what the callers pass.
+_CLEANERS = {"clean_passage": clean_passage}
+
+
 class Verifier:
-    """The committed int8 ONNX model, read with onnxruntime."""
+    """The committed ONNX model, read with onnxruntime."""
 
     def __init__(self, model_dir: Path, *, threads: int, cache: int = 20_000) -> None:
         missing = [name for name in FILES if not (model_dir / name).is_file()]
@@ -77,6 +111,8 @@ class Verifier:
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=int(self.meta.get("max_tokens", MAX_TOKENS)), strategy="only_second")
         self._tokenizer.no_padding()
+        # Public so a probe can read a model's passages as written (`eval/probe_verifier.py`).
+        self.clean = _CLEANERS.get(self.meta.get("passages", ""), _as_given)
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = 1
@@ -103,7 +139,11 @@ class Verifier:
             known = {p: self._cache.get((question, p)) for p in passages}
         fresh = [p for p in dict.fromkeys(passages) if known[p] is None]
         found = dict(
-            zip(fresh, self._pool.map(self._run, self._tokenizer.encode_batch([(question, p) for p in fresh])), strict=True)
+            zip(
+                fresh,
+                self._pool.map(self._run, self._tokenizer.encode_batch([(question, self.clean(p)) for p in fresh])),
+                strict=True,
+            )
         )
         with self._lock:
             for passage, row in found.items():
