@@ -126,12 +126,16 @@ _COUNT = re.compile(r"^\s*how (?:many|much)\b(?!\s+(?:more|less|fewer|faster|slo
 _CHANGE = re.compile(r"\b(?:slow|hurt|cost|reduce|increase|improve|degrade|drop|lose|double|halve)s?\b", re.I)
 
 
+# "In the bandits paper, why ...": where the question is, said before it.
+_CONTEXT = re.compile(r"^(?:in|for|about|regarding|with)\b[^,?]{0,120},\s*", re.I)
+
+
 def has_premise(question: str) -> bool:
     """Whether the question takes something for granted that an abstract could contradict: it
     asks why, how something it states is done, or a change it counts, or says "since"/"given that"
     (the forms `stated_premise` restates). "What does MoH use?" and "How many heads does MoH use?"
     ask, and take nothing for granted that the answer should correct."""
-    text = question.strip()
+    text = _CONTEXT.sub("", question.strip(), count=1)
     if _PREMISE_OPENING.match(text) is None:
         return False
     return not (_COUNT.match(text) and not _CHANGE.search(text))

@@ -14,6 +14,10 @@ from rag.answering.premise import has_premise, stated_premise
         ("Since MoH models have to be trained from scratch, how much compute did they take?", "MoH models have to be trained from scratch"),
         ("Given that FG-CLIP trains without hard negatives, how does it tell captions apart?", "FG-CLIP trains without hard negatives"),
         ("How much does the SAM inner loop slow Flat-LoRA down?", "the SAM inner loop slows Flat-LoRA down"),
+        (
+            "In the bandits with interference paper, why is each unit's reward assumed to depend on its own arm?",
+            "In the bandits with interference paper, why is each unit's reward assumed to depend on its own arm",
+        ),
         ("Why does DragSolver still run a CFD simulation?", "DragSolver still runs a CFD simulation"),
     ],
 )
