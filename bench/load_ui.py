@@ -172,7 +172,20 @@ class LoadRun:
     def differing(self) -> int:
         """Questions answered differently in different sessions: with a deterministic backend,
         state leaking from one session into another."""
-        return sum(len({s.texts[i] for s in self.sessions if i < len(s.texts)}) > 1 for i in range(self.questions))
+        return len(self.differences())
+
+    def differences(self) -> dict[int, dict[str, list[int]]]:
+        """For each question answered differently: each text shown, and the sessions (from 1)
+        that showed it; what a failing run prints, as the difference is seldom reproduced."""
+        found = {}
+        for i in range(self.questions):
+            shown: dict[str, list[int]] = {}
+            for number, session in enumerate(self.sessions, start=1):
+                if i < len(session.texts):
+                    shown.setdefault(session.texts[i], []).append(number)
+            if len(shown) > 1:
+                found[i + 1] = shown
+        return found
 
     def row(self) -> dict:
         latencies = sorted(x for s in self.sessions for x in s.latencies)

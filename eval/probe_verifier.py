@@ -392,6 +392,26 @@ def compare_exports(chosen: Scorer, reference: Scorer, items: list[Item], names:
     )
 
 
+def cosine_reference(papers: dict[str, PaperText], vectors: SentenceVectors, items: list[Item]) -> None:
+    """What the embedding model alone does (MiniLM cosine to the question's focus, as the product
+    ranks sentences): the bar a verifier's sentence ranking has to clear to be worth its cost."""
+    rows = []
+    for group, members in by_set(items).items():
+        first, aucs = [], []
+        for item in members:
+            if item.gold is None or not item.gold_sentences:
+                continue
+            focus = question_focus(item.question)
+            best = {pid: max(vectors.similarities(focus, paper.plain)) for pid, paper in papers.items()}
+            own = vectors.similarities(focus, papers[item.gold].plain)
+            first.append(int(np.argmax(own)) in item.gold_sentences)
+            others = [v for pid, v in best.items() if pid != item.gold]
+            aucs.append((sum(best[item.gold] > v for v in others) + 0.5 * sum(best[item.gold] == v for v in others)) / len(others))
+        rows.append([group, len(first), float(np.mean(first)) if first else float("nan"), float(np.mean(aucs)) if aucs else float("nan")])
+    print("\n## Reference: MiniLM cosine alone (no verifier)\n")
+    print(table(["set", "n", "sentence first", "AUC best sentence"], rows))
+
+
 def training_data(path: Path, items: list[Item]) -> None:
     """The training pairs' question openings and lengths against the seed sets', and the
     negatives each kind gets."""
@@ -476,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.pairs:
         training_data(path, items)
     vectors = SentenceVectors(make_embeddings(Settings(backend="extractive", threads=args.threads)))
+    cosine_reference(papers, vectors, items)
     scorers = {}
     for model in args.model or [VERIFIER_DIR]:
         scorers[str(model)] = scorer = Scorer(model, papers, vectors, args.threads)

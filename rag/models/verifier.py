@@ -5,15 +5,19 @@ the bundled MiniLM on questions written for abstracts of the scale corpus (`data
 `eval/train_verifier.py`). It reads a (question, sentence) pair, or a (question, paper) pair
 whose passage is the paper's title and its sentences closest to the question
 (`paper_passage`), and gives three probabilities: the passage answers the question, contradicts
-a premise of it, or neither. It runs in onnxruntime from the int8 model committed in
-`data/verifier/model/`; nothing is fetched and torch is not imported.
+a premise of it, or neither. It runs in onnxruntime from the model committed in
+`data/verifier/model/` (float arithmetic, its weights stored as float16); nothing is fetched and torch is not imported. Its passages are cleaned
+as its training cleaned them (`clean_passage`, named in its `verifier.json`).
 
-Each pair runs alone: the int8 model quantizes a run's activations with one scale for the run, so
-in a batch a pair's probabilities moved by up to 0.1 with its batch-mates; alone, a pair always
-gets the same verdict, and on 2 cores it costs the same (48 sentence pairs: 264 ms alone, 260 ms
-batched). Pairs run side by side, one thread each: a short sequence gains nothing from a second
-thread inside the model (5.5 ms a pair on one thread, 6.2 on two), and two pairs at once take
-3.1 ms a pair. Verdicts are memoised per (question, passage): a follow-up or an evaluation asks
+The model is float, not int8 (issue 35): dynamic int8 quantizes a run's activations with one
+scale for the run, and moved a pair's probabilities by up to 0.24 from the float model's (mean
+0.01, `eval/probe_verifier.py --float`); float costs 2.1 times the time (123 against 259 sentence
+pairs a second on one thread, `data/verifier/MODEL_CARD.md`).
+
+Each pair runs alone: in a padded batch a pair's probabilities moved by up to 0.07 (the exported
+graph's attention mask is traced on unpadded pairs), and alone is faster on 2 cores (48 sentence
+pairs: 167 ms alone, 237 ms batched). Pairs run side by side, one thread each (6.5 ms a pair on
+one thread). Verdicts are memoised per (question, passage): a follow-up or an evaluation asks
 again of the same sentences.
 """
 

@@ -38,7 +38,9 @@ def test_the_committed_model_loads_offline_and_gives_probabilities(verifier):
     assert rows.shape == (2, len(LABELS))
     assert np.allclose(rows.sum(axis=1), 1.0, atol=1e-5)
     assert verifier.meta["labels"] == list(LABELS)
-    assert (VERIFIER_DIR / "verifier.onnx").stat().st_size <= 30_000_000
+    # Float arithmetic (issue 35: dynamic int8 moved probabilities with its activations), the
+    # weights stored as float16 to keep the repository small.
+    assert (VERIFIER_DIR / "verifier.onnx").stat().st_size <= 50_000_000
 
 
 def test_a_pair_gets_the_same_verdict_whatever_is_asked_with_it():

@@ -17,4 +17,4 @@ def test_eight_sessions_asking_at_once_all_get_their_answers(server):
     assert [s.answers for s in run.sessions] == [len(QUESTIONS)] * 8
     # The same questions get the same (extractive) answers in every session: nothing of one
     # session's conversation reaches another's.
-    assert run.differing == 0
+    assert run.differences() == {}
