@@ -3,6 +3,7 @@
     python eval/verifier_data.py --assemble DIR     # the writers' batch files -> questions.jsonl
     python eval/verifier_data.py --index DIR [--scifact ../shared/benchmarks/scifact --scifact-index DIR]
                                  [--scifact-pairs data/verifier/pairs.jsonl.gz]
+    python eval/verifier_data.py --index DIR --add-to data/verifier/pairs.jsonl.gz   # a later round's questions added
 
 `data/verifier/questions.jsonl` holds the questions written for abstracts of the scale corpus
 (`data/verifier/abstracts.jsonl.gz`, each abstract split into sentences as the product splits
@@ -370,6 +371,12 @@ def read_styles(folder: Path, abstracts: dict[str, dict]) -> list[dict]:
     return questions
 
 
+def unbuilt(questions: list[dict], earlier: list[dict]) -> list[dict]:
+    """The questions no pair of an earlier build comes from."""
+    built = {p["qid"] for p in earlier if "qid" in p}
+    return [q for q in questions if q["id"] not in built]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assemble", type=Path, help="a folder of the writers' batch_NN.jsonl files")
@@ -379,6 +386,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-pairs", type=Path, help="take the SciFact pairs of this earlier build instead")
     parser.add_argument("--styles", type=Path, default=DATA / "styles", help="the second round's styles_N.jsonl files")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--add-to",
+        type=Path,
+        help="an earlier build: keep its pairs and add those of the questions it lacks (a later writing round)",
+    )
     parser.add_argument("--out", type=Path, default=DATA / "pairs.jsonl.gz")
     args = parser.parse_args(argv)
     abstracts = {a["key"]: a for a in read_jsonl(DATA / "abstracts.jsonl.gz")}
@@ -398,16 +410,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(left_out)} abstracts left out: gold or mentioned in a scale set ({', '.join(sorted(left_out))})")
     # Read before the output, which may be the same file, is written.
     scifact_pairs = [p for p in read_jsonl(args.scifact_pairs) if p["kind"] == "scifact"] if args.scifact_pairs else []
+    earlier = read_jsonl(args.add_to) if args.add_to else []
     index = Index.open(Settings(data_dir=args.index, backend="extractive"))
     builder = Builder(index, excluded=excluded, seed=args.seed)
     questions = [q for q in questions if q["key"] not in left_out]
+    if earlier:
+        # Its pairs as they were (rebuilding them would draw other random negatives), then the new questions'.
+        questions = unbuilt(questions, earlier)
+        builder.pairs += earlier
+        print(f"{len(earlier)} pairs of {args.add_to} kept; {len(questions)} questions to add")
     for number, question in enumerate(questions):
         abstract = abstracts[question["key"]]
         builder.question({**question, "split": abstract["split"]}, abstract)
         if number % 500 == 0:
             print(f"{number}/{len(questions)} questions, {len(builder.pairs)} pairs", flush=True)
     for number, abstract in enumerate(abstracts.values()):
-        if abstract["key"] not in left_out:
+        if abstract["key"] not in left_out and not earlier:
             builder.code(abstract, number)
     if args.scifact:
         scifact_index = Index.open(Settings(data_dir=args.scifact_index, backend="extractive", collection="papers-eval-scifact"))

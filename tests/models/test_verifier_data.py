@@ -180,6 +180,12 @@ def test_the_second_rounds_files_are_read_with_the_abstracts_split_and_checked(t
     assert "split" not in questions[0]
 
 
+def test_a_later_round_adds_only_the_questions_an_earlier_build_has_no_pair_of():
+    questions = [{"id": "vq-1"}, {"id": "vs1-2"}, {"id": "vt1-1"}, {"id": "vt6-1"}]
+    earlier = [{"qid": "vq-1", "q": "a"}, {"qid": "vq-1", "q": "b"}, {"qid": "vs1-2", "q": "c"}, {"q": "no qid"}]
+    assert [q["id"] for q in verifier_data.unbuilt(questions, earlier)] == ["vt1-1", "vt6-1"]
+
+
 # -- openings at training -------------------------------------------------------------------------
 
 
