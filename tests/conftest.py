@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -264,6 +265,12 @@ def variant_corpus(path: Path, variants: Iterable[int]) -> list:
     return papers
 
 
+def _hears_ctrl_c() -> None:
+    # A shell starts a background job (`make test &`) with SIGINT ignored, and a child inherits
+    # that: it would never see the Ctrl+C a test sends. A terminal's user's paperchat sees it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(data_dir, *args, env: dict[str, str] | None = None, typed: str | None = None) -> subprocess.Popen:
     """`paperchat ARGS` started as run_cli runs it, its output kept for `communicate`; `typed`:
     what the user types, all at once."""
@@ -275,6 +282,7 @@ def start_cli(data_dir, *args, env: dict[str, str] | None = None, typed: str | N
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_hears_ctrl_c,
     )
     if typed is not None:
         child.stdin.write(typed)
