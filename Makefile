@@ -129,8 +129,8 @@ bench-table: install
 
 # The verifier (rag/models/verifier.py): fine-tuned from the bundled MiniLM on data/verifier/pairs.jsonl.gz,
 # on the CPU with a fixed seed, exported to float ONNX in data/verifier/model/ with its held-out
-# figures (data/verifier/MODEL_CARD.md). About 90 minutes on 2 cores: one pass over every pair,
-# and more of a second as fits 80 minutes.
+# figures (data/verifier/MODEL_CARD.md). About an hour on 2 cores left to it (90 minutes shared):
+# one pass over every pair, and more of a second as fits 80 minutes.
 train-verifier: install
 	$(BIN)/python eval/train_verifier.py
 

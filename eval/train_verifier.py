@@ -6,10 +6,9 @@
 Reads the labelled pairs of `data/verifier/pairs.jsonl.gz` (made by `eval/verifier_data.py`
 from the questions of `data/verifier/questions.jsonl` and `data/verifier/styles/`;
 `data/verifier/CARD.md` says how), trains on the train split with a fixed seed on the CPU,
-exports the result to ONNX (attention and layer norms fused, float arithmetic on weights kept as
-float16 (`store_weights_in_half`): the dynamic int8
-model of the first round moved probabilities by up to 0.65 with its activations' range), checks
-the export against the torch model, and scores it on the calibration and report splits, which it
+exports the result to ONNX (attention and layer norms fused; float arithmetic on weights kept as
+float16, `store_weights_in_half`: the dynamic int8 model of the first round moved probabilities by
+up to 0.65 with its activations' range), checks the export against the torch model, and scores it on the calibration and report splits, which it
 never trained on. Writes the model folder (`verifier.onnx`, `tokenizer.json`, `verifier.json`) and
 prints the held-out figures; the model card (`data/verifier/MODEL_CARD.md`) quotes them. With
 `--int8`, also the dynamic int8 export of the same model, for `eval/probe_verifier.py --float`

@@ -25,7 +25,7 @@ import numpy as np
 from rag.answering.roles import NUMBER, Role, is_boilerplate, role_scores
 from rag.index.embeddings import SentenceVectors
 from rag.index.papertext import paper_text, paper_words
-from rag.markup import terminal_safe, to_plain
+from rag.markup import to_plain
 from rag.models.verifier import Verifier
 from rag.question.terms import is_entity, term_stems
 from rag.records import KeyTerm, Paper, QuestionAnalysis, Source
@@ -312,8 +312,7 @@ def gather(analysis: QuestionAnalysis, sources: Sequence[Source], vectors: Sente
                     terms=hits,
                     roles=role_scores(sentence, position, len(sentences)),
                     has_number=bool(NUMBER.search(plain)) or "$" in sentence,
-                    # A link hidden in a control sequence is not one a reader is shown.
-                    boilerplate=is_boilerplate(terminal_safe(sentence)),
+                    boilerplate=is_boilerplate(sentence),
                 )
             )
         coverage = weight_met(terms, met) / total_weight if total_weight else 0.0

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from rag.markup import terminal_safe
+
 __all__ = ["NUMBER", "Role", "is_boilerplate", "is_outlook", "role_scores"]
 
 
@@ -71,8 +73,9 @@ _LINK = re.compile(
 
 
 def is_boilerplate(sentence: str) -> bool:
-    """A code-availability line: it matches a method's name but never answers anything."""
-    return bool(_LINK.search(sentence))
+    """A code-availability line: it matches a method's name but never answers anything. Read as
+    shown: a link hidden in a terminal control sequence is not one a reader sees."""
+    return bool(_LINK.search(terminal_safe(sentence)))
 
 
 def is_outlook(sentence: str) -> bool:

@@ -6,8 +6,9 @@ the bundled MiniLM on questions written for abstracts of the scale corpus (`data
 whose passage is the paper's title and its sentences closest to the question
 (`paper_passage`), and gives three probabilities: the passage answers the question, contradicts
 a premise of it, or neither. It runs in onnxruntime from the model committed in
-`data/verifier/model/` (float arithmetic, its weights stored as float16); nothing is fetched and torch is not imported. Its passages are cleaned
-as its training cleaned them (`clean_passage`, named in its `verifier.json`).
+`data/verifier/model/` (float arithmetic, its weights stored as float16); nothing is fetched and
+torch is not imported. Its passages are cleaned as its training cleaned them (`clean_passage`,
+named in its `verifier.json`).
 
 The model is float, not int8 (issue 35): dynamic int8 quantizes a run's activations with one
 scale for the run, and moved a pair's probabilities by up to 0.24 from the float model's (mean
