@@ -95,7 +95,8 @@ _SUMMARY = re.compile(
 )
 _COMPARISON = re.compile(
     r"\b(compare|comparing|comparison|contrast|versus|vs\.?|differences?|differ|side by side|"
-    r"(make|give|build|draw) (me )?a table|in a table|table of|tabulate)\b",
+    # "table of" asks for one only when it opens the question: "a huge table of values" is a matrix.
+    r"(make|give|build|draw) (me )?a table|in a table|^\s*table of|tabulate)\b",
     re.IGNORECASE,
 )
 _COLLECTION = re.compile(

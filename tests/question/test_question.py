@@ -55,6 +55,9 @@ def test_a_question_wholly_in_another_language_is_left_as_it_is():
         ("Which AutoML 2023 papers are about neural architecture search?", QuestionType.COLLECTION),
         ("Compare MoH and Flat-LoRA", QuestionType.COMPARISON),
         ("Make a table of the bandit papers", QuestionType.COMPARISON),
+        ("Table of the bandit papers: setting and guarantee", QuestionType.COMPARISON),
+        # A table of values is a matrix, not a table asked for.
+        ("Which paper shows that finding the diagonal sum of a huge table of values is slow?", QuestionType.LOOKUP),
         ("Summarize the MoH paper", QuestionType.SUMMARY),
         ("Why does CLIP struggle with fine details?", QuestionType.HOW),
         ("How much better is MoH-LLaMA3-8B than LLaMA3-8B?", QuestionType.RESULT),
