@@ -16,6 +16,7 @@ from rich.text import Text
 
 from rag.errors import PaperChatError
 from rag.markup import terminal_safe, to_plain
+from rag.outputs import checked_output, write_output
 from rag.terminal import err, out, print_paper, print_stream, progress_bar, safe
 
 if TYPE_CHECKING:
@@ -154,8 +155,8 @@ def _export(answer, path: Path) -> None:
         text = bibtex(s.paper for s in answer.cited_sources)
     else:
         text = conversation_markdown([answer])
-    path.write_text(text, encoding="utf-8")
-    err.print(f"[dim]wrote {escape(str(path))}[/]")
+    write_output(path, text)
+    err.print(f"[dim]wrote {escape(terminal_safe(str(path)))}[/]")
 
 
 @cli.command()
@@ -173,6 +174,8 @@ def _export(answer, path: Path) -> None:
 @click.pass_context
 def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, show_all, export_path) -> None:
     """Answer a question from the indexed abstracts, with citations."""
+    if export_path is not None:
+        checked_output(export_path)
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
     answer = print_stream(
@@ -239,8 +242,11 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         raise click.UsageError(
             f"give a QUERY (its collection answer's papers are the rows), --ids, or a filter (its first {MAX_ROWS} papers)"
         )
+    for path in (csv_path, md_path, bib_path):
+        if path is not None:
+            checked_output(path)
     assistant = Assistant(_index(ctx), ctx.obj)
-    columns = columns or PRESET
+    columns = assistant.table_columns(columns or tuple(PRESET))
     papers = assistant.table_papers(query, ids=ids, filters=filters)
     if not papers:
         err.print("[yellow]no paper matches: try other words, or give --ids[/]")
@@ -259,12 +265,12 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
         (bib_path, lambda _: bibtex(papers)),
     ):
         if path is not None:
-            path.write_text(write(result), encoding="utf-8")
-            err.print(f"[dim]wrote {escape(str(path))}[/]")
+            write_output(path, write(result))
+            err.print(f"[dim]wrote {escape(terminal_safe(str(path)))}[/]")
     if as_json:
         out.print_json(json.dumps(result.model_dump(mode="json")))
         return
-    shown = Table("Paper", *(escape(c) for c in columns), show_lines=True)
+    shown = Table("Paper", *(safe(c) for c in columns), show_lines=True)
     for number, row in enumerate(rows, 1):
         cells = [safe(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
         shown.add_row(f"{safe(to_plain(row.title))} [{number}]", *cells)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -44,6 +45,9 @@ __all__ = [
 # The file format's version: a later PaperChat that changes the layout raises it, and this one
 # refuses a file of a newer format instead of misreading it.
 FORMAT = 1
+# The most a conversation's file may hold: a long conversation with a research table is well
+# under 1 MB.
+MAX_BYTES = 32_000_000
 # Ids come back from a URL (?c=<id>), so they are checked to be plain file names: no separator,
 # no dot, nothing a file system treats specially.
 _ID = re.compile(r"[0-9a-z][0-9a-z-]{0,63}")
@@ -307,6 +311,17 @@ class ConversationStore:
     def _read(self, path: Path) -> Conversation:
         id = _check_id(self.folder, path.stem)
         try:
+            # Looked at before it is opened: opening a named pipe waits for a writer forever, and
+            # a huge file would be read whole into memory.
+            found = path.stat()
+            if not stat.S_ISREG(found.st_mode):
+                raise ConversationError(path, "not a regular file", hint="remove it from the conversations folder")
+            if found.st_size > MAX_BYTES:
+                raise ConversationError(
+                    path,
+                    f"{found.st_size / 1e6:,.0f} MB, past the {MAX_BYTES // 1_000_000} MB a conversation may take",
+                    hint="move it out of the conversations folder",
+                )
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ConversationNotFoundError(

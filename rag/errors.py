@@ -55,9 +55,17 @@ class IndexBusyError(StoreError):
     """Another process was writing to the embedded index for longer than a writer waits."""
 
 
-class QuestionTooLongError(PaperChatError):
-    """A question longer than `Settings.max_question_chars`: refused before it is searched for,
-    sent to a model or said back."""
+class InputError(PaperChatError):
+    """Text a user typed that cannot be asked: too long, an empty research-table column, too many of them."""
+
+
+class QuestionTooLongError(InputError):
+    """A question, search query or table column longer than `Settings.max_question_chars`:
+    refused before it is searched for, sent to a model or said back."""
+
+
+class OutputPathError(PaperChatError):
+    """A file an export was asked to write cannot be written there; names the path."""
 
 
 class ModelNotFoundError(PaperChatError):

@@ -18,7 +18,7 @@ from string import ascii_lowercase
 from rag.answering.answerability import grade_label
 from rag.answering.forms.comparison import table_plain_rows
 from rag.answering.research import NOT_IN_ABSTRACT
-from rag.markup import escape_markdown, to_bibtex, to_plain
+from rag.markup import csv_cell, escape_markdown, to_bibtex, to_plain
 from rag.records import Answer, CellGrade, ComparisonTable, Paper, ResearchCell, ResearchTable
 
 __all__ = [
@@ -87,7 +87,7 @@ def scope_items(answer: Answer) -> list[str]:
 def table_csv(table: ComparisonTable) -> str:
     """A comparison table as CSV: a row per paper, a column per aspect, quotes in plain text."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(table_plain_rows(table))
+    csv.writer(buffer, lineterminator="\n").writerows([csv_cell(c) for c in row] for row in table_plain_rows(table))
     return buffer.getvalue()
 
 
@@ -96,13 +96,13 @@ def research_csv(table: ResearchTable) -> str:
     (plain text; "(closest sentence)" before one not sure to answer) or "not in the abstract"."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["paper_id", "title", *table.columns])
+    writer.writerow([csv_cell(c) for c in ("paper_id", "title", *table.columns)])
     for row in table.rows:
         writer.writerow(
             [
-                row.paper_id,
-                to_plain(row.title),
-                *(_closest(c) + to_plain(c.quote) if c.quote else NOT_IN_ABSTRACT for c in row.cells),
+                csv_cell(row.paper_id),
+                csv_cell(to_plain(row.title)),
+                *(csv_cell(_closest(c) + to_plain(c.quote)) if c.quote else NOT_IN_ABSTRACT for c in row.cells),
             ]
         )
     return buffer.getvalue()

@@ -27,6 +27,7 @@ from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
 __all__ = [
+    "csv_cell",
     "defuse_markdown",
     "escape_markdown",
     "has_latex",
@@ -143,8 +144,9 @@ _MARKDOWN_ORDERED = re.compile(r"^(\s*\d+)\.", re.MULTILINE)
 
 
 def escape_markdown(text: str) -> str:
-    """`text` as Markdown that renders as exactly this text."""
-    text = _MARKDOWN_INLINE.sub(r"\\\1", text)
+    """`text` as Markdown that renders as exactly this text, its control sequences dropped (a
+    Markdown file is read in a terminal too)."""
+    text = _MARKDOWN_INLINE.sub(r"\\\1", terminal_safe(text))
     text = _MARKDOWN_BULLET.sub(r"\1\\\2", text)
     return _MARKDOWN_ORDERED.sub(r"\1\\.", text)
 
@@ -202,6 +204,7 @@ def to_markdown(text: str) -> str:
     Text outside math is escaped and its LaTeX commands ("\\textbf{...}", "\\'e") turned into
     Unicode; math spans are passed through for KaTeX.
     """
+    text = terminal_safe(text)
     out: list[str] = []
     cursor = 0
     for start, end in math_spans(text):
@@ -262,6 +265,7 @@ def to_bibtex(text: str) -> str:
     everything else is escaped character by character, so it prints as written. Math whose
     braces do not balance is escaped too, since BibTeX could not read the field otherwise.
     """
+    text = terminal_safe(text)
     out: list[str] = []
     cursor = 0
     for start, end in math_spans(text):
@@ -329,3 +333,15 @@ def terminal_safe(text: str) -> str:
     """`text` as a terminal shows it as written: escape sequences and control characters dropped,
     line breaks and tabs kept."""
     return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV injection"); a carriage
+# return, the other start OWASP names, is a control character and already gone.
+_FORMULA_START = ("=", "+", "-", "@", "\t")
+
+
+def csv_cell(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text: control sequences dropped, and a cell that
+    would start a formula ("=HYPERLINK(...)") led by a quote mark, which the spreadsheet hides."""
+    text = terminal_safe(text)
+    return f"'{text}" if text.startswith(_FORMULA_START) else text

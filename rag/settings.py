@@ -15,7 +15,7 @@ from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -178,13 +178,30 @@ class Settings(BaseSettings):
     # fails every question from then on, and a few in a row tell that apart from bad luck.
     eval_max_failures: int = Field(default=3, ge=1)
 
+    @field_validator("openai_base_url")
+    @classmethod
+    def _an_http_url(cls, url: str | None) -> str | None:
+        # Read here, once: a URL the HTTP client cannot read failed only at the first question,
+        # as a TypeError.
+        if url is None:
+            return url
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (reading it checks it)
+        except ValueError as exc:
+            raise ValueError(f"it should be a URL such as http://localhost:8080/v1 ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("it should be an http:// or https:// URL with a host, such as http://localhost:8080/v1")
+        return url
+
     def __init__(self, **values) -> None:
         files = _present_config_files()
         try:
             super().__init__(**values)
         except ValidationError as exc:
             problems = [
-                f"{_source(str(e['loc'][0]), values, files)} is {e['input']!r}: {e['msg'].replace('Input should', 'it should')}"
+                f"{_source(str(e['loc'][0]), values, files)} is {_shown(str(e['loc'][0]), e['input'])!r}: "
+                + e["msg"].replace("Input should", "it should").removeprefix("Value error, ")
                 for e in exc.errors()
                 # A default made from a bad setting (reports_dir from data_dir) is not a problem of its own.
                 if e["type"] != "default_factory_not_called"
@@ -237,9 +254,26 @@ class Settings(BaseSettings):
 
     @property
     def openai_client_key(self) -> str:
-        # The client insists on a key even where the server wants none.
+        """The bearer key: OPENAI_API_KEY, else the password (or lone user name) in
+        OPENAI_BASE_URL. The client insists on a key even where the server wants none."""
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
-        return key or "not-needed"
+        parts = urlsplit(self.openai_base_url or "")
+        return key or parts.password or parts.username or "not-needed"
+
+    @property
+    def openai_endpoint(self) -> str | None:
+        """OPENAI_BASE_URL without its user info and query: the client appends its paths to it
+        (the query is sent as `openai_query`; user info would be sent as Basic auth, in place of
+        the bearer key)."""
+        if not self.openai_base_url:
+            return None
+        parts = urlsplit(self.openai_base_url)
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
+
+    @property
+    def openai_query(self) -> dict[str, str]:
+        """The query of OPENAI_BASE_URL (`?api_key=...`), sent with every request."""
+        return {name: value for name, value in _query_parts(urlsplit(self.openai_base_url or "").query) if name}
 
 
 # What a redacted credential reads as.
@@ -250,6 +284,11 @@ def _query_parts(query: str) -> list[tuple[str, str]]:
     """Each `name=value` of a URL's query as (name, value); a part without `=` is a bare value."""
     parts = [p.partition("=") for p in query.split("&") if p]
     return [(name, value) if sep else ("", name) for name, sep, value in parts]
+
+
+def _shown(field: str, value: object) -> object:
+    """A bad setting's value as a message may say it: the base URL's credentials hidden."""
+    return redact_url(value) if field.casefold().endswith("openai_base_url") and isinstance(value, str) else value
 
 
 def url_credentials(url: str) -> tuple[str, ...]:

@@ -26,7 +26,8 @@ Endpoints (all under ``/v1``):
 With ``status != 200`` every endpoint answers with that status and ``error_body`` (or an
 OpenAI-style ``{"error": {...}}`` body); a reply callable that returns an ``int`` fails just that
 chat completion with that status (a server failing some requests). Every request is recorded in ``requests`` -- the JSON
-body (``{}`` for GETs) plus a ``"path"`` key -- whatever the status.
+body (``{}`` for GETs) plus ``"path"``, ``"query"`` and ``"authorization"`` (the header) keys --
+whatever the status.
 """
 
 from __future__ import annotations
@@ -226,7 +227,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             except ValueError:
                 bad_json = True
                 body = {"_raw": raw.decode("utf-8", "replace")}
-        owner._record({**body, "path": path})
+        query = self.path.partition("?")[2]
+        owner._record({**body, "path": path, "query": query, "authorization": self.headers.get("Authorization", "")})
 
         if owner.status != 200:
             self._send_error(owner.status)

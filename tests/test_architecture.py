@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("search", frozenset({"rag.search"})),
     ("answering", frozenset({"rag.answering"})),
     ("evaluation", frozenset({"rag.evaluation"})),
-    ("faces", frozenset({"rag", "rag.cli", "rag.terminal", "rag.conversations", "rag.export", "rag.library"})),
+    ("faces", frozenset({"rag", "rag.cli", "rag.terminal", "rag.conversations", "rag.export", "rag.library", "rag.outputs"})),
     ("ui", frozenset({"ui"})),
 )
 MAX_LINES = 600

@@ -32,8 +32,8 @@ from rag.answering.forms.collection import SHOWN, admitted
 from rag.answering.forms.decline import closest_papers, decline_text, partial_note
 from rag.answering.papersearch import paper_matches, relevance
 from rag.answering.request import AnswerRequest, Backend, Task
-from rag.answering.research import MAX_ROWS, paraphrased, research_rows
-from rag.errors import AnswerCutOff, BackendError, PaperNotFoundError, QuestionTooLongError
+from rag.answering.research import MAX_COLUMNS, MAX_ROWS, paraphrased, research_rows
+from rag.errors import AnswerCutOff, BackendError, InputError, PaperNotFoundError, QuestionTooLongError
 from rag.index.embeddings import SentenceVectors
 from rag.index.store import Index
 from rag.markup import defuse_markdown
@@ -196,11 +196,38 @@ class Assistant:
         answerability = assess(evidence, min_similarity=self.settings.min_relevance, selection=selection)
         return analysis, scope, evidence, answerability
 
+    def bounded(self, text: str, what: str) -> str:
+        """`text` as typed, where it enters (a question, a query, a table column): one within the
+        length a user may type, else our error. Not said back: a pasted document would fill the
+        screen (and a model's window)."""
+        limit = self.settings.max_question_chars
+        if len(text) > limit:
+            raise QuestionTooLongError(
+                f"the {what} is {len(text):,} characters long, past the limit of {limit:,}",
+                hint="ask it in a few sentences (a passage's key claim, not the passage), or raise PAPERCHAT_MAX_QUESTION_CHARS",
+            )
+        return text
+
+    def table_columns(self, columns: Sequence[str]) -> tuple[str, ...]:
+        """The research table's columns as typed: each a question within the length limit, and no
+        more than a table can show."""
+        if len(columns) > MAX_COLUMNS:
+            raise InputError(
+                f"{len(columns)} columns asked for; a research table has at most {MAX_COLUMNS}",
+                hint="split the questions over two tables",
+            )
+        for number, column in enumerate(columns, 1):
+            if not column.strip():
+                raise InputError(f"column {number} is empty", hint="give each column a question, e.g. --column 'What data?'")
+            self.bounded(column, f"column {number}")
+        return tuple(columns)
+
     def table_papers(self, query: str = "", *, ids: Sequence[str] = (), filters: Filters | None = None) -> list[Paper]:
         """The rows of a research table: the papers named by id, in that order; else the papers a
         collection answer to `query` lists (every one above the collection bar, not only the first
         few it shows); else, with no query, the papers the filters let through, the first
         `MAX_ROWS` of them in the library's order."""
+        self.bounded(query, "query")
         if ids:
             return [self.index.get(i) for i in dict.fromkeys(ids)]
         if not query.strip():
@@ -214,6 +241,7 @@ class Assistant:
         """The research table's rows (`rag.answering.research`), one paper at a time, for progress.
         With a model backend each quoted cell is also said short, where its quote bears that out;
         a model that fails leaves the cells after it quotes alone rather than the table unmade."""
+        columns = self.table_columns(columns)
         rows = research_rows(papers, columns, self.verifier)
         if not isinstance(self.backend, ModelBackend):
             yield from rows
@@ -235,7 +263,7 @@ class Assistant:
     def search_papers(self, query: str, *, filters: Filters | None = None, k: int | None = None) -> list[PaperMatch]:
         """The papers the hybrid ranking finds for `query`, under the filters (and any the query
         states), each with its best matching sentence."""
-        _, _, evidence, _ = self.prepare(query, filters=filters, k=k, widen=False)
+        _, _, evidence, _ = self.prepare(self.bounded(query, "query"), filters=filters, k=k, widen=False)
         return paper_matches(evidence, min_similarity=self.settings.min_relevance)
 
     def stream(
@@ -246,13 +274,7 @@ class Assistant:
         filters: Filters | None = None,
         k: int | None = None,
     ) -> Iterator[Event]:
-        limit = self.settings.max_question_chars
-        if len(question) > limit:
-            # Not said back: a pasted document would fill the screen (and the model's window).
-            raise QuestionTooLongError(
-                f"the question is {len(question):,} characters long, past the limit of {limit:,}",
-                hint="ask it in a few sentences (a passage's key claim, not the passage), or raise PAPERCHAT_MAX_QUESTION_CHARS",
-            )
+        self.bounded(question, "question")
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         reading = read_references(question, history)

@@ -31,6 +31,7 @@ from rag.text import split_sentences, tokenize_terms
 
 __all__ = [
     "COVERED_BAR",
+    "MAX_COLUMNS",
     "MAX_ROWS",
     "MIN_WORDS",
     "NOT_IN_ABSTRACT",
@@ -70,6 +71,9 @@ _CHAT_PAPERS = 5
 # The most rows a table takes from the filters alone: the papers a researcher reads across
 # (`make bench-table`: 50 x 4 in about 5 s on 2 cores, so this many fill in about 10 s).
 MAX_ROWS = 100
+# The most columns: a terminal or a phone shows no more side by side, and each costs a verifier
+# pass over every row.
+MAX_COLUMNS = 12
 # Sentences shorter than this are fragments (a heading, "Code:"), never a cell.
 MIN_WORDS = 4
 

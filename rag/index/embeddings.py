@@ -124,7 +124,8 @@ def _openai(settings: Settings) -> Embeddings:
     return OpenAIEmbeddings(
         model=settings.openai_embedding_model,
         api_key=SecretStr(settings.openai_client_key),
-        base_url=settings.openai_base_url,
+        base_url=settings.openai_endpoint,
+        default_query=settings.openai_query or None,
         # The token-length pre-check sends token ids, which compatible servers reject; abstracts fit.
         check_embedding_ctx_length=False,
         timeout=settings.request_timeout,

@@ -28,7 +28,8 @@ def openai_chat(settings: Settings) -> BaseChatModel:
     return ChatOpenAI(
         model=settings.openai_model,
         api_key=SecretStr(settings.openai_client_key),
-        base_url=settings.openai_base_url,
+        base_url=settings.openai_endpoint,
+        default_query=settings.openai_query or None,
         temperature=settings.temperature,
         # The client's read bound is a little longer than the first-token bound, so that
         # rag.models.modelcall's clock, which tells a silent server from a slow start, decides.

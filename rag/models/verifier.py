@@ -114,7 +114,9 @@ class Verifier:
 
         self.meta = json.loads((model_dir / "verifier.json").read_text(encoding="utf-8"))
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=int(self.meta.get("max_tokens", MAX_TOKENS)), strategy="only_second")
+        # The longer of question and passage is cut first: cutting only the passage raised on a
+        # question longer than the model reads (a pasted paragraph, a 5,000-character column).
+        self._tokenizer.enable_truncation(max_length=int(self.meta.get("max_tokens", MAX_TOKENS)), strategy="longest_first")
         self._tokenizer.no_padding()
         # Public so a probe can read a model's passages as written (`eval/probe_verifier.py`).
         self.clean = _CLEANERS.get(self.meta.get("passages", ""), _as_given)

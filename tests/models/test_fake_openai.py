@@ -242,7 +242,7 @@ def test_models_endpoint() -> None:
             raw = json.load(r)
     assert ids == ["fake"]
     assert raw["object"] == "list" and raw["data"][0]["object"] == "model"
-    assert srv.requests[-1] == {"path": "/v1/models"}
+    assert srv.requests[-1] == {"path": "/v1/models", "query": "", "authorization": ""}
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,17 @@ def test_the_committed_model_loads_offline_and_gives_probabilities(verifier):
     assert (VERIFIER_DIR / "verifier.onnx").stat().st_size <= 50_000_000
 
 
+def test_a_question_longer_than_the_model_reads_is_cut_not_an_error(verifier):
+    # Issue 36: a 5,000-character column with no sentence break raised "Sequence to truncate too
+    # short" in the tokenizer.
+    long_question = "Which papers study " + "attention heads and tokens " * 180
+    rows = verifier.probabilities(long_question, ["Each token picks its heads.", "We study bandits."])
+    assert rows.shape == (2, len(LABELS))
+    # A question of ordinary length reads as before: only the passage is cut.
+    short = verifier.probabilities("How does MoH make attention cheaper?", ["Each token picks its heads. " * 60])
+    assert np.allclose(short.sum(axis=1), 1.0, atol=1e-5)
+
+
 def test_a_pair_gets_the_same_verdict_whatever_is_asked_with_it():
     question = "Which method estimates a car's drag coefficient from its shape?"
     passages = ["We propose DragSolver, a transformer that predicts the drag coefficient of a car from its 3D geometry.",
