@@ -196,6 +196,7 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
 def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) -> None:
     """List the papers the hybrid ranking finds, each with its best matching sentence."""
     from rag.answering.chain import Assistant
+    from rag.answering.papersearch import lacking_note
 
     filters = _filters(category, venue, author, year_from, year_to)
     matches = Assistant(_index(ctx), ctx.obj).search_papers(query, filters=filters, k=k)
@@ -204,9 +205,12 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
         return
     if not matches:
         err.print("[yellow]no paper matches (check the filters)[/]")
+    if note := lacking_note(matches):
+        out.print(f"[yellow]{safe(note)}[/]")
     for match in matches:
         print_paper(match.source)
         why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
+        why += f" · lacks: {', '.join(match.lacks)}" if match.lacks else ""
         out.print(f"    [dim]{safe(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
         sentence = Text("    “" + terminal_safe(to_plain(match.sentence)) + "”")
         sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)

@@ -116,10 +116,13 @@ def _latex_to_text(latex: str) -> str:
 
 @lru_cache(maxsize=8192)
 def to_plain(text: str) -> str:
-    """`text` with its LaTeX turned into Unicode; unchanged when it has none.
+    """`text` with its LaTeX turned into Unicode and its control sequences dropped; otherwise as written.
 
     Only the LaTeX is converted, a span at a time: pylatexenc reads a few characters then
-    instead of a whole abstract (milliseconds each), and the prose around it stays as written."""
+    instead of a whole abstract (milliseconds each), and the prose around it stays as written.
+    Terminal control sequences go first: read as LaTeX, a link's "ESC \\" ending ate the letter
+    after it ("\\link" as the command "\\l"), leaving the rest of the sequence shown."""
+    text = terminal_safe(text)
     if not has_latex(text):
         return text
     out, cursor = [], 0
@@ -175,7 +178,7 @@ def defuse_markdown(text: str) -> str:
 def marked(text: str, *, colour: str = "orange") -> str:
     """`text` as Markdown on a coloured background (Streamlit's `:orange-background[...]`), its
     LaTeX as plain Unicode: a highlighted sentence reads as the quote a citation's hover shows."""
-    return f":{colour}-background[{escape_markdown(to_plain(text))}]"
+    return f":{colour}-background[{_with_emphasis(escape_markdown(to_plain(text)))}]"
 
 
 def highlighted(text: str, sentences: Sequence[str], *, colour: str = "orange") -> tuple[str, list[str]]:
@@ -198,24 +201,37 @@ def highlighted(text: str, sentences: Sequence[str], *, colour: str = "orange") 
     return "".join(out), missing
 
 
-def to_markdown(text: str) -> str:
+def to_markdown(text: str, *, emphasis: bool = True) -> str:
     """Markdown that shows `text` as written, its math rendered by KaTeX (Streamlit's ``$...$``).
 
     Text outside math is escaped and its LaTeX commands ("\\textbf{...}", "\\'e") turned into
-    Unicode; math spans are passed through for KaTeX.
+    Unicode; math spans are passed through for KaTeX. Its own emphasis ("**MATS**") is shown as
+    emphasis unless `emphasis` is off: a title shown in bold would nest it.
     """
     text = terminal_safe(text)
+    shown = _with_emphasis if emphasis else str
     out: list[str] = []
     cursor = 0
     for start, end in math_spans(text):
-        out.append(escape_markdown(to_plain(text[cursor:start])))
+        out.append(shown(escape_markdown(to_plain(text[cursor:start]))))
         # Streamlit renders no inline math whose closing dollar a digit follows ("50%$\\sim$90%"):
         # such a span is shown as its plain Unicode ("50%∼90%") rather than as raw LaTeX.
         math = text[start:end]
         out.append(escape_markdown(to_plain(math)) if text[end : end + 1].isdigit() else math)
         cursor = end
-    out.append(escape_markdown(to_plain(text[cursor:])))
+    out.append(shown(escape_markdown(to_plain(text[cursor:]))))
     return "".join(out)
+
+
+# An abstract's own emphasis, once escaped: "**MATS**", "**M**ultiple", "*Variational ...*" on one
+# line. Shown as emphasis, not as asterisks; what it holds stays escaped. Italics only between
+# words: "2*3*4" is arithmetic.
+_ESCAPED_BOLD = re.compile(r"\\\*\\\*(?=\S)([^\n*]+?)(?<=\S)\\\*\\\*")
+_ESCAPED_ITALIC = re.compile(r"(?<![\w\\*])\\\*(?=[^\s\\])([^\n*]+?)(?<=[^\s\\])\\\*(?!\w)")
+
+
+def _with_emphasis(escaped: str) -> str:
+    return _ESCAPED_ITALIC.sub(r"*\1*", _ESCAPED_BOLD.sub(r"**\1**", escaped))
 
 
 _BIBTEX_SPECIAL = {

@@ -334,13 +334,15 @@ class Source(Record):
 class Relevance(Record):
     """How a retrieved paper meets a question: the abstract sentence that matches it best, that
     sentence's similarity to it, the share of its key-term weight the paper meets, the paper's
-    words that meet them, and whether all that is weak (a hit the reader should discount)."""
+    words that meet them, the question's phrases it does not meet, and whether all that is weak
+    (a hit the reader should discount)."""
 
     paper_id: str
     sentence: str
     similarity: float
     coverage: float = 0.0
     matched: tuple[str, ...] = ()
+    lacks: tuple[str, ...] = ()
     weak: bool = False
 
 

@@ -115,6 +115,15 @@ def test_each_surface_drops_control_sequences_and_keeps_the_letters():
         assert "Mixture of heads" in written.replace("\\", "")
 
 
+def test_a_link_sequence_in_an_abstract_with_latex_keeps_every_letter_of_its_text():
+    # Probe: search showed "show 8;;http://evil.example/ink8;;uts latency": read as LaTeX, the
+    # link's "ESC \\" ending ate the letter after it, and the rest of the sequence stayed.
+    from rag.markup import to_plain
+
+    abstract = "We show \x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ cuts latency by $\\sim$2x."
+    assert to_plain(abstract) == "We show link cuts latency by ∼2x."
+
+
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t"])
 def test_a_csv_cell_that_would_start_a_formula_is_led_by_a_quote_mark(start):
     assert csv_cell(f"{start}SUM(A1:A9)") == f"'{start}SUM(A1:A9)"
@@ -195,3 +204,50 @@ def test_the_base_urls_query_stays_a_query_and_its_user_info_never_replaces_the_
     assert first["query"] == second["query"] == "api_key=qk"
     assert first["authorization"] == "Bearer sk-test"
     assert second["authorization"] == "Bearer gw-pass"
+
+
+# --- the citation check --------------------------------------------------------------------------
+
+
+def _words_met(claim: str, candidates: list[str]) -> list[float]:
+    """A scorer: the share of the claim's words each candidate holds."""
+    words = {w.strip(".,:").casefold() for w in claim.split()}
+    return [len(words & {w.strip(".,:").casefold() for w in c.split()}) / len(words) for c in candidates]
+
+
+def test_a_claim_whose_subject_is_its_citation_is_checked_against_that_paper():
+    # Probe: "It uses a Transformer [1]", rightly cited, was flagged as unsupported.
+    from rag.answering.citations import SUPPORT_THRESHOLD, check_citations
+    from rag.records import Source
+
+    paper = Paper(
+        id="drag",
+        title="DragSolver: A Multi-Scale Transformer for Drag Coefficient Estimation",
+        authors=["A"],
+        abstract="Aerodynamic drag matters for cars. We estimate drag coefficients from 3D shapes in milliseconds.",
+    )
+    source = Source(number=1, paper=paper, score=1.0)
+    [cited] = check_citations("It uses a Transformer [1].", [source], scorer=_words_met).citations
+    assert cited.citing_sentence == "It uses a Transformer." and cited.support_score >= SUPPORT_THRESHOLD
+    assert cited.support == paper.title
+    # A claim that names its subject is read as written: no title stands in for an abstract.
+    [named] = check_citations("Wings use a Transformer [1].", [source], scorer=_words_met).citations
+    assert named.support != paper.title
+
+
+def test_escape_residue_is_no_number_to_check():
+    # Probe: the citation checker read escape residue as numbers ("does not give 0, 8").
+    from rag.answering.check import check_support
+    from rag.records import Citation
+
+    citation = Citation(
+        number=1,
+        paper_id="p",
+        title="T",
+        authors=["A"],
+        citing_sentence="It \x1b]0;title\x07routes \x1b]8;;http://x\x1b\\tokens.",
+        support="It routes tokens.",
+        support_score=0.9,
+    )
+    [checked] = check_support([citation])
+    assert checked.unsupported_numbers == () and checked.supported

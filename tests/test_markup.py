@@ -30,7 +30,8 @@ def test_only_the_latex_of_a_text_is_converted_and_all_of_it_is():
         "We propose a very fast solver (e.g., for C&W) in O(n) time, 2% of the “usual” cost, "
         "with the Nyström method and an error of ∼1.0, 50% less."
     )
-    assert to_markdown("50%$\\sim$ 90% of **heads** <b>") == "50%$\\sim$ 90% of \\*\\*heads\\*\\* \\<b\\>"
+    # The abstract's emphasis is emphasis (issue 36); a tag shows as text.
+    assert to_markdown("50%$\\sim$ 90% of **heads** <b>") == "50%$\\sim$ 90% of **heads** \\<b\\>"
     assert to_markdown("costs $5 and $10") == "costs \\$5 and \\$10"
 
 
@@ -72,7 +73,7 @@ def test_highlighted_marks_each_found_sentence_in_the_abstract_and_names_the_oth
 
     abstract = "We route tokens.  MoH picks   heads with $O(n)$ cost. It *works* well."
     text, missing = highlighted(abstract, ["MoH picks heads with $O(n)$ cost.", "A title, not in the abstract."])
-    assert text == "We route tokens.  :orange-background[MoH picks heads with O\\(n\\) cost.] It \\*works\\* well."
+    assert text == "We route tokens.  :orange-background[MoH picks heads with O\\(n\\) cost.] It *works* well."
     assert missing == ["A title, not in the abstract."]
     assert highlighted("Plain.", []) == ("Plain.", [])
 
@@ -98,3 +99,15 @@ def test_math_streamlit_would_not_render_is_shown_as_plain_unicode():
 )
 def test_terminal_safe_drops_escape_sequences_and_control_characters(text, shown):
     assert terminal_safe(text) == shown
+
+
+def test_an_abstracts_own_emphasis_shows_as_emphasis_and_what_it_holds_stays_escaped():
+    # Issue 36: "**MATS**", "**M**ultiple" and "*Variational ...*" showed as asterisks in the
+    # evidence panel and the Library.
+    assert to_markdown("We present **MATS**, a **M**ultiple model.") == "We present **MATS**, a **M**ultiple model."
+    assert to_markdown("A *Variational inference* method.") == "A *Variational inference* method."
+    assert to_markdown("**[x](javascript:alert(1))**") == r"**\[x\]\(javascript\:alert\(1\)\)**"
+    # Arithmetic, a lone pair of stars and stars across a line break are text.
+    assert to_markdown("2*3*4") == r"2\*3\*4"
+    assert to_markdown("x **y") == r"x \*\*y"
+    assert to_markdown("**a\nb**") == "\\*\\*a\nb\\*\\*"

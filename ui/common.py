@@ -34,8 +34,9 @@ def show_error(error: PaperChatError) -> None:
 
 
 def title_markdown(paper: Paper) -> str:
-    """The paper's title with its math rendered (KaTeX); an untitled paper's display name."""
-    return to_markdown(paper.title) if paper.title else escape_markdown(paper.display_title)
+    """The paper's title with its math rendered (KaTeX), its stars as written (it is often shown in
+    bold); an untitled paper's display name."""
+    return to_markdown(paper.title, emphasis=False) if paper.title else escape_markdown(paper.display_title)
 
 
 def placement(paper: Paper) -> str:
@@ -50,6 +51,11 @@ def show_byline(paper: Paper) -> None:
         st.caption(escape_markdown(placement(paper)))
 
 
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, agreeing: "1 paper", "2 papers", "1,200 cells"."""
+    return f"1 {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def relevance_markdown(relevance: Relevance | None) -> str:
     """How a paper meets the question: the words it shares with it and the closeness of its best
     sentence; a weak match says so."""
@@ -58,8 +64,12 @@ def relevance_markdown(relevance: Relevance | None) -> str:
     parts = [f"similarity {relevance.similarity:.2f}"]
     if relevance.matched:
         parts.insert(0, "meets " + ", ".join(relevance.matched))
+    if relevance.lacks and not relevance.weak:
+        parts.append("lacks " + ", ".join(relevance.lacks))
     text = escape_markdown(" · ".join(parts))
-    return f":gray-badge[weak match] :gray[{text}]" if relevance.weak else f":green-badge[match] {text}"
+    if relevance.weak:
+        return f":gray-badge[weak match] :gray[{text}]"
+    return f":orange-badge[partial match] {text}" if relevance.lacks else f":green-badge[match] {text}"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import streamlit as st
 
 from rag import Assistant, PaperChatError
 from rag.evaluation.evaluate import compare
-from rag.evaluation.metrics import METRICS, description, label
+from rag.evaluation.metrics import LOWER_IS_BETTER, METRICS, description, label, verdicts
 from rag.evaluation.outcomes import checked_metrics, failing, outcomes, reasons
 from rag.evaluation.records import EvalReport, EvalSet, QuestionOutcome
 from rag.evaluation.report import PLOTS, agreement_text, incomplete, list_reports, read_report
@@ -138,9 +138,17 @@ def render_report(folder: Path, *, key: str) -> None:
         st.warning(escape_markdown(f"Incomplete: {shortfall}.") + f" `paperchat eval --resume {folder}` asks them again.")
     if report.judge_note:
         st.warning(escape_markdown(report.judge_note))
+    for line in verdicts(report.metrics):
+        st.markdown(escape_markdown(line))
     st.dataframe(
         [
-            {"metric": label(m), "value": v, "items": report.counts[m], "what it measures": description(m)}
+            {
+                "metric": label(m),
+                "value": v,
+                "better": "lower" if m in LOWER_IS_BETTER else "higher",
+                "items": report.counts[m],
+                "what it measures": description(m),
+            }
             for m, v in report.metrics.items()
         ],
         column_config={
@@ -331,7 +339,7 @@ def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
 def paper_title(paper_id: str, titles: dict[str, str]) -> str:
     """A paper's title as Markdown with its math rendered; its id when the report lacks the title."""
     title = titles.get(paper_id)
-    return to_markdown(title) if title else f"`{paper_id}`"
+    return to_markdown(title, emphasis=False) if title else f"`{paper_id}`"
 
 
 def past_reports() -> None:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import streamlit as st
 
 from rag import Assistant, Filters, Index, Paper, PaperChatError, PaperMatch, PaperNotFoundError
+from rag.answering.papersearch import lacking_note
 from rag.answering.research import MAX_ROWS
 from rag.corpus.upload import load_upload
 from rag.export import bibtex, venue_year
@@ -29,6 +30,7 @@ from ui.common import (
     SentRows,
     ask_in_chat,
     choose_filters,
+    counted,
     ingest_with_progress,
     load_assistant,
     open_table,
@@ -50,7 +52,7 @@ ROWS_SHOWN = 10  # the table's height in rows; more scroll inside it
 
 
 def papers(n: int) -> str:
-    return "1 paper" if n == 1 else f"{n:,} papers"
+    return counted(n, "paper")
 
 
 # --- upload -----------------------------------------------------------------------------------
@@ -194,7 +196,10 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
         st.info("No paper matches: the filters leave none.")
         return
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
+        if note := lacking_note(matches):
+            st.caption(f":orange[{escape_markdown(note)}]")
+        else:
+            st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
         offer_table([m.source.paper.id for m in matches], f"the Library's search for “{query}”", key="library-results-as-table")
     for match in matches:
         result(match)

@@ -26,18 +26,19 @@ SHOWN = "map_shown"  # the map the choice was made on (`Index.corpus_map` keeps 
 
 
 def load_map(index: Index) -> CorpusMap:
-    """The map, with a status box while it is being made (the first time after an ingest)."""
+    """The map, with a status box while it is being made (the first time after an ingest), gone
+    once the map is there to see."""
+    holder = st.empty()
     status = None
 
     def progress(step: str) -> None:
         nonlocal status
         if status is None:
-            status = st.status("Drawing the map of the corpus (once after each change to the index)…", expanded=True)
+            status = holder.status("Drawing the map of the corpus (once after each change to the index)…", expanded=True)
         status.write(escape_markdown(step) + "…")
 
     corpus_map = index.corpus_map(progress)
-    if status is not None:
-        status.update(label="The map is drawn", state="complete", expanded=False)
+    holder.empty()
     return corpus_map
 
 

@@ -21,7 +21,7 @@ from rag.conversations import ConversationStore
 from rag.export import bibtex, research_csv, research_markdown
 from rag.markup import escape_markdown, highlighted
 from rag.records import CellGrade, ResearchRow, ResearchTable
-from ui.common import TABLE_ROWS, TABLE_SENT, Request, ask_in_chat, choose_filters, load_assistant, show_error
+from ui.common import TABLE_ROWS, TABLE_SENT, Request, ask_in_chat, choose_filters, counted, load_assistant, show_error
 from ui.conversations import PARAM, current_history
 
 TABLE = "table"  # (ResearchTable, its papers): the table on screen
@@ -75,7 +75,7 @@ def grid(rows: Sequence[ResearchRow], columns: Sequence[str], shown: Sequence[in
 def filled(papers: Sequence[Paper], columns: Sequence[str], what: str) -> list[ResearchRow]:
     """`columns` judged for each paper, under a progress bar, the rows shown as they are filled."""
     assistant = load_assistant()
-    bar = st.progress(0.0, text=f"Filling {len(papers)} x {len(columns)} cells{what}…")
+    bar = st.progress(0.0, text=f"Filling {counted(len(papers), 'paper')} × {counted(len(columns), 'column')}{what}…")
     so_far = st.empty()
     rows = []
     for row in assistant.research_table(papers, columns):
@@ -142,7 +142,7 @@ def build(settings: Settings, fetch: Callable[[], list[Paper]], source: str, col
 
 
 def show(settings: Settings, table: ResearchTable, papers: list[Paper]) -> None:
-    st.subheader(f"{len(table.rows)} papers x {len(table.columns)} columns")
+    st.subheader(f"{counted(len(table.rows), 'paper')} × {counted(len(table.columns), 'column')}")
     if table.source:
         st.caption("Rows: " + escape_markdown(table.source))
     only = st.selectbox(

@@ -5,11 +5,14 @@ panel. Pure: it reads the evidence the answering pipeline gathered."""
 
 from __future__ import annotations
 
-from rag.answering.answerability import Bars
+from collections.abc import Sequence
+
+from rag.answering.answerability import Bars, missing_terms
 from rag.answering.evidence import Evidence, PaperEvidence, SentenceEvidence, sentence_coverage
+from rag.models.prompts import load_prompt
 from rag.records import PaperMatch, Relevance
 
-__all__ = ["paper_matches", "relevance", "weak"]
+__all__ = ["lacking_note", "paper_matches", "relevance", "weak"]
 
 BARS = Bars()
 
@@ -44,6 +47,9 @@ def relevance(evidence: Evidence, *, min_similarity: float) -> list[Relevance]:
                 similarity=best.similarity if best else 0.0,
                 coverage=paper.coverage,
                 matched=tuple(dict.fromkeys(word for word in paper.met.values() if word)),
+                # Named as a best match names what no abstract says: "graph neural" met by
+                # "neural" alone is not a paper about graph neural networks.
+                lacks=missing_terms(evidence, BARS.best_match_missing_weight, papers=[paper]),
                 weak=weak(paper, min_similarity=min_similarity),
             )
         )
@@ -56,3 +62,16 @@ def paper_matches(evidence: Evidence, *, min_similarity: float) -> list[PaperMat
         PaperMatch(source=paper.source, **found.model_dump())
         for paper, found in zip(evidence.papers, relevance(evidence, min_similarity=min_similarity), strict=True)
     ]
+
+
+def lacking_note(matches: Sequence[Relevance]) -> str:
+    """What a result list of partial matches says first, in plain text: the query's phrases that
+    no listed paper meets ("No paper meets “graph neural” ..."); "" when one meets them all."""
+    if not matches:
+        return ""
+    lacking = [phrase for phrase in matches[0].lacks if all(phrase in m.lacks for m in matches[1:])]
+    if not lacking:
+        return ""
+    quoted = [f"“{phrase}”" for phrase in lacking[:3]]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return load_prompt("search_lacking").format(missing=listed)

@@ -163,6 +163,33 @@ METRICS: dict[str, Metric] = {
 
 LOWER_IS_BETTER = frozenset(m for m, metric in METRICS.items() if metric.lower_is_better)
 
+# What a report's reader asks first, per group: is it good? Each group is judged by its headline
+# metric (the first of its list the report has) against two bars: at or above the first it is
+# good, at or above the second fair, else weak; a lower-is-better headline is judged by 1 - value.
+# The bars are the targets the project holds itself to (docs/benchmarks.md): Recall@5 0.9 for
+# finding the paper, every citation supported for the quotes, 0.9 of questions decided right.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "Retrieval": ("recall@5", "mrr@10", "ndcg@10"),
+    "Citations": ("citation_precision", "faithfulness", "citation_recall"),
+    "Declines": ("decline_accuracy", "unanswerable_graded_answers", "answerable_refused"),
+}
+VERDICT_BARS = (0.9, 0.7)
+
+
+def verdicts(metrics: dict[str, float]) -> list[str]:
+    """A line per group the report measures: "Retrieval: good (Recall@5 0.950, MRR@10 0.870, ...)"."""
+    lines = []
+    for group, names in GROUPS.items():
+        present = [n for n in names if n in metrics]
+        if not present:
+            continue
+        headline = metrics[present[0]]
+        score = 1.0 - headline if present[0] in LOWER_IS_BETTER else headline
+        word = "good" if score >= VERDICT_BARS[0] else "fair" if score >= VERDICT_BARS[1] else "weak"
+        shown = ", ".join(f"{label(n)} {metrics[n]:.3f}{' (lower is better)' if n in LOWER_IS_BETTER else ''}" for n in present)
+        lines.append(f"{group}: {word} ({shown})")
+    return lines
+
 
 def label(metric: str) -> str:
     """The metric's readable name; a name this table does not know (a latency row) as it is."""

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from rag.errors import PaperChatError
-from rag.evaluation.metrics import description, label
+from rag.evaluation.metrics import LOWER_IS_BETTER, description, label, verdicts
 from rag.evaluation.records import EvalReport, ItemResult
 from rag.markup import escape_markdown
 
@@ -120,6 +120,8 @@ def markdown(report: EvalReport) -> str:
         "",
         "## Metrics",
         "",
+        *(f"- {line}" for line in verdicts(report.metrics)),
+        "",
         "| metric | value | items | what it measures |",
         "|---|---:|---:|---|",
         *(f"| {label(m)} | {v:.3f} | {report.counts[m]} | {description(m)} |" for m, v in report.metrics.items()),
@@ -201,7 +203,10 @@ def _plot_metrics(report: EvalReport, path: Path) -> None:
     plt = _pyplot()
     names = list(report.metrics)
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.2))
-    bars = ax.barh([label(n) for n in names[::-1]], [report.metrics[n] for n in names[::-1]], color="#4c72b0")
+    # A lower-is-better metric says so on its bar, in another colour: it shares the axis.
+    labels = [f"{label(n)} (lower is better)" if n in LOWER_IS_BETTER else label(n) for n in names[::-1]]
+    colours = ["#c44e52" if n in LOWER_IS_BETTER else "#4c72b0" for n in names[::-1]]
+    bars = ax.barh(labels, [report.metrics[n] for n in names[::-1]], color=colours)
     ax.bar_label(bars, fmt="%.3f", padding=3, fontsize=8)
     ax.set_xlim(0, 1.12)
     ax.set_title(f"{report.set_name} · {report.backend} · {report.retriever}", fontsize=10)

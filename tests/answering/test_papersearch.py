@@ -9,6 +9,7 @@ import pytest
 from conftest import PAPERS, run_cli
 
 from rag.answering.chain import Assistant
+from rag.answering.papersearch import lacking_note
 from rag.records import Filters
 
 pytestmark = pytest.mark.semantic
@@ -37,6 +38,17 @@ def test_a_hit_that_meets_little_of_the_query_and_is_far_from_it_is_weak(assista
     assert weak, "of ten hits on a twenty-paper corpus about many topics, some are weak"
     assert all(m.coverage < 0.25 and m.similarity < assistant.settings.min_relevance for m in weak)
     assert all("attention" not in m.source.paper.abstract.lower() for m in weak)
+
+
+def test_a_query_no_paper_meets_whole_is_said_so_and_each_hit_names_what_it_lacks(assistant):
+    # Issue 36: "graph neural" listed "the 5 papers that match best", the first tagged "match" on
+    # the word "neural"; no bundled paper is about graph neural networks.
+    matches = assistant.search_papers("graph neural", k=5)
+    assert all(m.lacks for m in matches)
+    assert lacking_note(matches).startswith("No paper meets “") and "raph" in lacking_note(matches)
+    # A query the first paper meets whole says nothing of the kind.
+    found = assistant.search_papers("fewer attention heads per token", k=5)
+    assert not found[0].lacks and lacking_note(found) == ""
 
 
 def test_search_keeps_to_the_filters_and_to_k_even_for_a_which_papers_query(assistant):

@@ -150,3 +150,19 @@ def test_the_markdown_report_names_metrics_readably():
     assert "| Recall@5 | 0.500 | 2 | Share of the gold papers in the top 5 retrieved. |" in text
     assert "| Answerable refused | 0.250 | 4 | Share of answerable questions refused; lower is better. |" in text
     assert "recall@5" not in text
+
+
+def test_a_report_leads_with_a_verdict_per_group_judged_by_its_headline_metric():
+    from rag.evaluation.metrics import verdicts
+
+    lines = verdicts({"recall@5": 0.95, "mrr@10": 0.8, "citation_precision": 0.75, "decline_accuracy": 0.5,
+                      "answerable_refused": 0.2})
+    assert lines == [
+        "Retrieval: good (Recall@5 0.950, MRR@10 0.800)",
+        "Citations: fair (Citation precision 0.750)",
+        "Declines: weak (Decline accuracy 0.500, Answerable refused 0.200 (lower is better))",
+    ]
+    # A lower-is-better headline is judged the other way round; a group the report lacks is left out.
+    assert verdicts({"unanswerable_graded_answers": 0.05}) == [
+        "Declines: good (Unanswerable graded answers 0.050 (lower is better))"
+    ]

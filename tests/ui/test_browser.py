@@ -194,6 +194,14 @@ def test_the_library_searches_and_opens_a_paper(page):
     dialog.wait_for(state="detached", timeout=30_000)  # closed by the server's run
     idle(page)
 
+    # A query no paper meets whole says so above its hits, each tagged partial (issue 36).
+    query.fill("graph neural")
+    query.press("Enter")
+    page.get_by_text("No paper meets").wait_for(timeout=60_000)
+    idle(page)
+    page.screenshot(path=ARTIFACTS / "7-library-partial.png", full_page=True)
+    assert "partial match" in page.locator(".st-key-library-hit-1").inner_text()
+
 
 def test_the_map_draws_its_clusters(page):
     import numpy as np
@@ -243,12 +251,12 @@ def test_a_collection_answer_becomes_a_research_table_that_grows_exports_and_sur
     assert "the papers the chat's answer lists" in page.get_by_test_id("stMainBlockContainer").inner_text()
     columns.fill("Is the code released?\nsample size\nWhat is the main result?")
     page.locator(".st-key-table-build button").click()
-    page.get_by_text("5 papers x 3 columns").wait_for(timeout=120_000)
+    page.get_by_text("5 papers × 3 columns").wait_for(timeout=120_000)
     idle(page)
 
     page.locator(".st-key-table-new-column input").fill("What data does it use?")
     page.get_by_role("button", name="Add column").click()
-    page.get_by_text("5 papers x 4 columns").wait_for(timeout=120_000)
+    page.get_by_text("5 papers × 4 columns").wait_for(timeout=120_000)
     idle(page)
     # A click on a cell opens its evidence: the score and the abstract with the sentence marked.
     grid = page.get_by_test_id("stDataFrame").bounding_box()
@@ -280,7 +288,7 @@ def test_a_collection_answer_becomes_a_research_table_that_grows_exports_and_sur
 
     assert "c=" in page.url, "the table's conversation is in the address"
     page.reload()
-    page.get_by_text("5 papers x 4 columns").wait_for(timeout=90_000)
+    page.get_by_text("5 papers × 4 columns").wait_for(timeout=90_000)
     idle(page)
     page.wait_for_timeout(800)
     page.screenshot(path=ARTIFACTS / "10-table-after-reload.png", full_page=True)
@@ -459,3 +467,21 @@ def test_chat_a_follow_up_naming_a_paper_a_decline_ruled_out_asks_first_and_auth
     page.screenshot(path=ARTIFACTS / "15-followup-by-author.png")
     assert "MoH" in by_yuan.inner_text()
     page.close()
+
+
+def test_an_evaluation_leads_with_a_verdict_per_group(page):
+    # Issue 36: 19 metrics and no verdict; lower-is-better metrics unmarked.
+    page.get_by_role("link", name="Evaluate").click()
+    limit = page.get_by_role("spinbutton", name="Limit")
+    limit.wait_for(timeout=60_000)
+    limit.fill("3")
+    limit.press("Enter")
+    idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Retrieval:").wait_for(timeout=180_000)
+    page.get_by_test_id("stDataFrame").locator("canvas").first.wait_for()
+    idle(page)
+    page.wait_for_timeout(800)
+    page.screenshot(path=ARTIFACTS / "16-evaluate-verdicts.png", full_page=True)
+    shown = page.get_by_test_id("stMainBlockContainer").inner_text()
+    assert "Citations:" in shown and "Declines:" in shown

@@ -95,6 +95,10 @@ def test_a_run_shows_its_metrics_plots_and_downloads_and_writes_the_report(evalu
     assert "Recall@5" in metrics and metrics["Recall@5"]["items"] == 4
     assert "Faithfulness" in metrics  # answers were written and judged
     assert "extractive" in " ".join(m.value for m in at.markdown)  # the backend
+    # A verdict per group leads (issue 36), and each metric says which way is better.
+    lines = [m.value for m in at.markdown]
+    assert any(v.startswith("Retrieval: ") for v in lines) and any(v.startswith("Declines: ") for v in lines)
+    assert metrics["Answerable refused"]["better"] == "lower" and metrics["Recall@5"]["better"] == "higher"
     [folder] = reports.iterdir()
     assert folder.name.startswith("seed-extractive-")
     assert {"report.json", "report.md", *PLOTS} <= {f.name for f in folder.iterdir()}

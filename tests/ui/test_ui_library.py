@@ -202,6 +202,14 @@ def test_a_search_result_opens_its_paper(library):
     assert hits(at), "the ranking stays beneath the paper"
 
 
+def test_an_opened_abstract_shows_its_own_emphasis_not_asterisks(library):
+    # Issue 36: "**MATS**" and "**S**trongly" showed with their asterisks.
+    at = search(library(), "audio language model trained on text only")
+    at.button(key="library-open-1").click().run()
+    abstract = next(m.value for m in at.markdown if "we propose **MATS**" in m.value)
+    assert "\\*\\*" not in abstract and "**S**trongly" in abstract
+
+
 def test_ask_about_this_paper_lands_on_the_chat_with_its_summary(library):
     at = search(library(), "mixture of attention heads")
     at.button(key="library-open-1").click().run()

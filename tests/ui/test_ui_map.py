@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import plain
@@ -70,6 +71,18 @@ def test_an_empty_index_says_there_is_nothing_to_map(open_app, tmp_path, fresh_a
     at = open_map(open_app, data_dir=tmp_path / "empty")
     assert "is empty, so there is nothing to map" in plain(at.info[0].value)
     assert not at.get("vega_lite_chart") and not at.selectbox
+
+
+def test_the_status_box_of_a_map_being_drawn_is_gone_once_it_is_drawn(open_app, app_index_dir, tmp_path, fresh_assistant):
+    # Issue 36: a "The map is drawn" box stayed on the page. A copy of the index without its
+    # saved maps makes the page draw one.
+    copy = tmp_path / "index"
+    shutil.copytree(app_index_dir, copy)
+    for path in copy.rglob("maps/*/*.json"):
+        path.unlink()
+    at = open_map(open_app, data_dir=copy)
+    assert at.get("vega_lite_chart")
+    assert not at.status, [s.label for s in at.status]
 
 
 def test_a_chosen_group_opens_as_a_table_of_its_papers(open_app):

@@ -108,6 +108,11 @@ def test_rows_come_from_the_filters_or_are_picked_by_hand(open_app):
     assert not at.exception, at.exception
     assert len(at.dataframe[0].value) == 2
     assert "2 papers picked by hand" in " ".join(c.value for c in at.caption)
+    assert at.subheader[0].value == "2 papers × 1 column"
+    # One paper is "1 paper", not "1 papers" (issue 36).
+    at.multiselect(key="table-picked").unselect("site_89d4f71bac").run()
+    at.button(key="table-build").click().run()
+    assert at.subheader[0].value == "1 paper × 1 column"
 
 
 def test_a_collection_answer_opens_as_a_table_of_its_papers(open_app):
