@@ -59,8 +59,9 @@ def keep(settings: Settings, table: ResearchTable, papers: list[Paper]) -> None:
         show_error(error)
         return
     if st.session_state.get("conversation") != saved.id:
-        # The chat finds the new conversation empty, as it is.
+        # The chat finds the new conversation empty, as it is; the user is told where it went.
         st.session_state.history, st.session_state.conversation = [], saved.id
+        st.toast(f"Saved as a new conversation, “{escape_markdown(saved.title)}”, in the chat's list", icon=":material/save:")
     st.session_state[SHOWN_FOR] = saved.id
     st.query_params[PARAM] = saved.id
 
@@ -154,9 +155,10 @@ def show(settings: Settings, table: ResearchTable, papers: list[Paper]) -> None:
     shown_rows = covering(table, only) if only in table.columns else list(range(len(table.rows)))
     picked = st.dataframe(
         grid(table.rows, table.columns, shown_rows),
-        # Wide enough for a quote in six lines; more columns than the page holds scroll sideways,
-        # the papers' names pinned.
-        column_config={"Paper": st.column_config.TextColumn(width=220, pinned=True)}
+        # Wide enough for a quote in six lines; more columns than the page holds scroll sideways.
+        # The papers' names are not pinned: a pinned column is drawn grey, as if disabled, and on
+        # a phone it took 60% of the width, leaving a sliver of one answer column.
+        column_config={"Paper": st.column_config.TextColumn(width=200)}
         | {c: st.column_config.TextColumn(width=240 if len(table.columns) > 2 else "large") for c in table.columns},
         hide_index=True,
         key="table-cells",

@@ -83,9 +83,12 @@ def test_the_table_is_saved_with_the_conversation_and_a_reload_shows_it(open_app
     assert reloaded.chat_message and CODE in reloaded.chat_message[0].markdown[0].value
 
 
-def test_a_table_with_no_conversation_open_starts_one(open_app):
+def test_a_table_with_no_conversation_open_starts_one_and_says_so(open_app):
     at = build(open_app())
     assert at.query_params["c"]
+    # Not silently (issue 36): a toast names the conversation it was saved as.
+    [toast] = at.toast
+    assert toast.value.startswith("Saved as a new conversation, “Table: ")
     at.switch_page("chat.py").run()
     assert not at.exception and not at.chat_message
     assert any("Table: “Which papers say their code" in b.label for b in at.button)
