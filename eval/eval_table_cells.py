@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answering.research import COVERED_BAR, MIN_WORDS, scored  # noqa: E402
+from rag.answering.research import COVERED_BAR, MIN_WORDS, research_rows, scored  # noqa: E402
 from rag.corpus.reading import load_corpus  # noqa: E402
 from rag.index.offline import prepare  # noqa: E402
 from rag.models.verifier import load_verifier  # noqa: E402
@@ -95,6 +95,11 @@ def main() -> int:
             if (quote := choose(cands, "mean", max(sure, COVERED_BAR))) is not None
         ]
         print(f"{sure:>8} {len(graded):>14} {graded.count(False):>13}")
+    # The cells as the product makes them (`research_rows`, rules included): what the table shows.
+    made = [next(research_rows([papers[c["paper_id"]]], [c["column"]], verifier)).cells[0] for c in cells]
+    right = [(m.quote in c["answers"]) if m.quote else not c["answers"] for m, c in zip(made, cells, strict=True)]
+    sure = [ok for m, ok in zip(made, right, strict=True) if m.sure]
+    print(f"as made: {sum(right)} of {len(cells)} cells right; {len(sure)} graded answers, {sure.count(False)} of them wrong")
     return 0
 
 

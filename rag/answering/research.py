@@ -81,6 +81,7 @@ MIN_WORDS = 4
 # A column that asks whether code or data are out: only then is a code-availability line a cell
 # (the verifier, trained on questions about one topic each, finds such lines answer anything).
 _ASKS_RELEASE = re.compile(r"\b(code|implementation|repository|github|open[- ]source|released?|available|availability)\b", re.I)
+_CODE = re.compile(r"\b(code|implementation|github|gitlab|repository|open[- ]source)\b", re.I)
 # "it", "the paper", "this work": the row's paper.
 _THE_PAPER = re.compile(r"\b(it|they|the (paper|work|study|authors)|this (paper|work|study))\b", re.I)
 
@@ -117,6 +118,13 @@ def _cell(column: str, paper: Paper, sentences: Sequence[str], verifier: Verifie
     candidates = scored(column, paper, sentences, verifier)
     if not candidates:
         return ResearchCell()
+    # A line that says where the code is, is what a column about code asks for, whatever the
+    # verifier says (it gave "The source code is available online." 0.49). A link to videos or a
+    # project page is not one.
+    released = [c for c in candidates if _ASKS_RELEASE.search(column) and is_boilerplate(c[0]) and _CODE.search(c[0])]
+    if released:
+        sentence = max(released, key=lambda c: c[1])[0]
+        return ResearchCell(quote=sentence, covered=True, closest=sentence, score=1.0, sure=True)
     sentence, answers, cue = max(candidates, key=lambda c: c[1] + c[2])
     score = round((answers + cue) / 2, 4)
     covered = score >= COVERED_BAR

@@ -122,6 +122,19 @@ def test_a_code_line_is_a_cell_only_for_a_column_that_asks_about_code():
     assert code.quote == "Code is available at https://github.com/example/moh."
 
 
+def test_a_line_saying_where_the_code_is_answers_a_column_about_code_whatever_the_verifier_says():
+    # Issue 36's screenshot: "The source code is available online." was only the closest
+    # sentence to "Is the code released?", at the verifier's 0.49.
+    verifier = ScriptedVerifier({"github": 0.3, "router": 0.6})
+    (row,) = research_rows([PAPER], ["Is the code released?"], verifier)
+    [code] = row.cells
+    assert code.quote == "Code is available at https://github.com/example/moh." and code.grade == "answers"
+    # A link to videos is no code line: the verifier decides, and is not sure.
+    videos = PAPER.model_copy(update={"abstract": PAPER.abstract.replace("Code is available at https://github.com/example/moh.", "Videos are at https://example.org/moh.")})
+    (row,) = research_rows([videos], ["Is the code released?"], verifier)
+    assert row.cells[0].grade != "answers"
+
+
 @pytest.mark.slow
 @pytest.mark.semantic
 def test_paperchat_table_fills_a_column_per_question_for_a_collections_papers(seed_index, tmp_path):
