@@ -3,13 +3,19 @@
 import streamlit as st
 
 st.set_page_config(page_title="PaperChat", page_icon="📄", layout="wide")
-st.navigation(
-    [
-        st.Page("chat.py", title="Chat", icon=":material/chat:", default=True),
-        st.Page("library.py", title="Library", icon=":material/library_books:"),
-        st.Page("table.py", title="Table", icon=":material/table:"),
-        st.Page("map.py", title="Map", icon=":material/scatter_plot:"),
-        st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
-    ],
-    position="top",
-).run()
+PAGES = [
+    st.Page("chat.py", title="Chat", icon=":material/chat:", default=True),
+    st.Page("library.py", title="Library", icon=":material/library_books:"),
+    st.Page("table.py", title="Table", icon=":material/table:"),
+    st.Page("map.py", title="Map", icon=":material/scatter_plot:"),
+    st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
+]
+page = st.navigation(PAGES, position="top")
+# On a phone Streamlit folds the top navigation into the sidebar, behind a small "»", and the
+# sidebar stays over the page after a change: there the pages are links above it instead. On a
+# screen 768 px wide or more (Streamlit's own breakpoint) the top navigation shows and these hide.
+with st.container(horizontal=True, key="phone-pages"):
+    for each in PAGES:
+        st.page_link(each)
+st.html("<style>@media (min-width: 768px) { .st-key-phone-pages { display: none; } }</style>")
+page.run()
