@@ -11,11 +11,9 @@ Titles, ids and adding a turn are pure; `ConversationStore` reads and writes the
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import stat
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -25,6 +23,7 @@ from pydantic import AwareDatetime, ValidationError
 
 from rag.errors import ConversationError, ConversationNotFoundError
 from rag.markup import to_plain
+from rag.outputs import write_whole
 from rag.records import Answer, Record, ResearchTable
 
 __all__ = [
@@ -244,17 +243,8 @@ class ConversationStore:
         path = self.path(conversation.id)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            # A dot-name: the list reads *.json only, and a crash's leftover stays out of sight.
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{conversation.id}.", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as file:
-                    file.write(conversation.model_dump_json(indent=2) + "\n")
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(temporary, path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            # The list reads *.json only, so a crash's leftover stays out of sight.
+            write_whole(path, conversation.model_dump_json(indent=2) + "\n")
         except OSError as exc:
             raise ConversationError(
                 path,

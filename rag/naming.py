@@ -15,8 +15,13 @@ from collections.abc import Sequence
 
 from rag.markup import to_plain
 
-__all__ = ["method_name", "opening_words", "short_name"]
+__all__ = ["THE_PAPER", "method_name", "opening_words", "short_name"]
 
+# "it", "the paper", "this method": words that stand for a paper a question or a claim is about,
+# which its name replaces (a table's column asked of its row, a claim read by its citation).
+THE_PAPER = re.compile(
+    r"\b(it|they|the (paper|work|study|authors|method|model|approach)|this (paper|work|study|method|model|approach))\b", re.I
+)
 # A coined name: a word with a capital after its first letter or a digit ("MoH", "FG-CLIP",
 # "DragSolver", "VLGPO", "ICFL", "LLaMA3"), as papers name their methods.
 _COINED = r"(?:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][a-z]+-[A-Z][A-Za-z0-9-]*)"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rag.errors import OutputPathError
 
-__all__ = ["checked_output", "write_output"]
+__all__ = ["checked_output", "write_output", "write_whole"]
 
 _HINT = "give a file path in a folder that exists and that you can write to"
 
@@ -35,20 +35,26 @@ def checked_output(path: Path) -> Path:
     return path
 
 
-def write_output(path: Path, text: str) -> None:
-    """Write `text` to `path` whole: a temporary file beside it, then renamed over it."""
-    checked_output(path)
-    try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    except OSError as exc:
-        raise OutputPathError(f"cannot write {path}: {exc.strerror or exc}", hint=_HINT) from exc
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` whole: a temporary file beside it (a dot-name, out of a listing's
+    sight), flushed to disk, then renamed over it; the temporary file is gone whatever fails.
+    Raises OSError."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise OutputPathError(f"cannot write {path}: {exc.strerror or exc}", hint=_HINT) from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write `text` to a path the user gave, whole (`write_whole`), or our error saying why not."""
+    checked_output(path)
+    try:
+        write_whole(path, text)
+    except OSError as exc:
+        raise OutputPathError(f"cannot write {path}: {exc.strerror or exc}", hint=_HINT) from exc

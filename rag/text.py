@@ -21,6 +21,7 @@ __all__ = [
     "STOP_WORDS",
     "TOKEN_PATTERN",
     "lexical_similarity",
+    "quoted_listing",
     "sentence_spans",
     "split_sentences",
     "stem_words",
@@ -356,3 +357,9 @@ def english_zipf(word: str) -> float:
     from wordfreq import zipf_frequency
 
     return zipf_frequency(word.casefold(), "en")
+
+
+def quoted_listing(items: Sequence[str]) -> str:
+    """Phrases as a sentence names them: “a”, “b” or “c”."""
+    quoted = [f"“{item}”" for item in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]

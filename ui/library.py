@@ -51,10 +51,6 @@ HEADER_HEIGHT = 38  # pixels: the header row and the borders
 ROWS_SHOWN = 10  # the table's height in rows; more scroll inside it
 
 
-def papers(n: int) -> str:
-    return counted(n, "paper")
-
-
 # --- upload -----------------------------------------------------------------------------------
 
 
@@ -111,7 +107,7 @@ def browse(index: Index, admitted: set[str] | None) -> None:
     words = st.text_input("Narrow by title or author", key="library-narrow", placeholder="words of a title or a name")
     shown = narrowed(rows, words, admitted)
     if words.strip():
-        st.caption(f"{papers(len(shown))} with “{escape_markdown(words.strip())}” in the title or authors")
+        st.caption(f"{counted(len(shown), 'paper')} with “{escape_markdown(words.strip())}” in the title or authors")
     ids = [r.paper_id for r in shown]
     if st.session_state.get(SHOWN) != ids:
         # A selection is a row number: in another list it would be another paper.
@@ -199,7 +195,7 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
         if note := lacking_note(matches):
             st.caption(f":orange[{escape_markdown(note)}]")
         else:
-            st.caption(f"The {papers(len(matches))} that match “{escape_markdown(query)}” best, best first")
+            st.caption(f"The {counted(len(matches), 'paper')} that match “{escape_markdown(query)}” best, best first")
         offer_table([m.source.paper.id for m in matches], f"the Library's search for “{query}”", key="library-results-as-table")
     for match in matches:
         result(match)
@@ -346,7 +342,7 @@ def library() -> None:
     if removed := st.session_state.pop("library-removed", None):
         st.success(f"Removed “{escape_markdown(removed)}” from the index.", icon=":material/delete:")
     total = stats.papers
-    st.markdown(papers(total) if admitted is None else f"{len(admitted):,} of {papers(total)} match the filters")
+    st.markdown(counted(total, "paper") if admitted is None else f"{len(admitted):,} of {counted(total, 'paper')} match the filters")
     # In the main pane, where the uploader's list of formats is read whole (the sidebar cuts it).
     with st.expander("Add papers", expanded=not total, icon=":material/upload_file:"):
         upload(index)

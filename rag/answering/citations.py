@@ -16,6 +16,7 @@ from itertools import pairwise
 
 from rag.answering.markers import HELD_BACK_MARK, CitationMarker, drop_invalid, find_citation_markers, splice
 from rag.markup import to_plain
+from rag.naming import THE_PAPER
 from rag.records import Citation, CitationReport, Source, normalize_space
 from rag.text import lexical_similarity, sentence_spans, split_sentences
 
@@ -295,18 +296,13 @@ def held_back_claims(text: str) -> list[str]:
     return [s.claim for i, s in enumerate(sentences) if i in held - citing]
 
 
-# A claim's subject that only its citation names: "It uses a Transformer [1]".
-_PRONOUN_SUBJECT = re.compile(
-    r"^(?:it|they|this (?:paper|work|method|model|approach)|the (?:paper|authors|method|model|approach))\b", re.I
-)
-
-
 def _citation(source: Source, claim: str, scorer: SentenceScorer | None) -> Citation:
     paper = source.paper
     # "It uses a Transformer [1]" is about paper 1: read with its name, and its title is a
     # candidate too ("DragSolver: A Multi-Scale Transformer ..."), which a claim about what the
     # paper is may restate more closely than any one sentence.
-    named = _PRONOUN_SUBJECT.sub(paper.display_title.split(":")[0], claim, count=1)
+    subject = THE_PAPER.match(claim)
+    named = paper.short_name + claim[subject.end() :] if subject else claim
     support, score = find_support(named, paper.abstract, scorer=scorer)
     if named != claim and scorer is not None and paper.title:
         [title_score] = scorer(named, [to_plain(paper.title)])

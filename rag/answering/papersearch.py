@@ -11,6 +11,7 @@ from rag.answering.answerability import Bars, missing_terms
 from rag.answering.evidence import Evidence, PaperEvidence, SentenceEvidence, sentence_coverage
 from rag.models.prompts import load_prompt
 from rag.records import PaperMatch, Relevance
+from rag.text import quoted_listing
 
 __all__ = ["lacking_note", "paper_matches", "relevance", "weak"]
 
@@ -72,6 +73,4 @@ def lacking_note(matches: Sequence[Relevance]) -> str:
     lacking = [phrase for phrase in matches[0].lacks if all(phrase in m.lacks for m in matches[1:])]
     if not lacking:
         return ""
-    quoted = [f"“{phrase}”" for phrase in lacking[:3]]
-    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return load_prompt("search_lacking").format(missing=listed)
+    return load_prompt("search_lacking").format(missing=quoted_listing(lacking[:3]))

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from rag.answering.roles import Role, is_boilerplate, role_scores
 from rag.markup import to_plain
 from rag.models.verifier import Verifier
+from rag.naming import THE_PAPER
 from rag.records import Answer, CellGrade, Filters, Paper, ResearchCell, ResearchRow, ResearchTable
 from rag.text import split_sentences, tokenize_terms
 
@@ -82,8 +83,6 @@ MIN_WORDS = 4
 # (the verifier, trained on questions about one topic each, finds such lines answer anything).
 _ASKS_RELEASE = re.compile(r"\b(code|implementation|repository|github|open[- ]source|released?|available|availability)\b", re.I)
 _CODE = re.compile(r"\b(code|implementation|github|gitlab|repository|open[- ]source)\b", re.I)
-# "it", "the paper", "this work": the row's paper.
-_THE_PAPER = re.compile(r"\b(it|they|the (paper|work|study|authors)|this (paper|work|study))\b", re.I)
 
 
 def _asked_of(column: str, subject: str) -> str:
@@ -92,7 +91,7 @@ def _asked_of(column: str, subject: str) -> str:
     column = " ".join(column.split())
     if not column.endswith("?") and len(column.split()) <= 4:
         return f"What {column} does {subject} report?"
-    return _THE_PAPER.sub(subject, column, count=1)
+    return THE_PAPER.sub(subject, column, count=1)
 
 
 def as_question(column: str, paper: Paper) -> str:
@@ -121,7 +120,7 @@ def _cell(column: str, paper: Paper, sentences: Sequence[str], verifier: Verifie
     # A line that says where the code is, is what a column about code asks for, whatever the
     # verifier says (it gave "The source code is available online." 0.49). A link to videos or a
     # project page is not one.
-    released = [c for c in candidates if _ASKS_RELEASE.search(column) and is_boilerplate(c[0]) and _CODE.search(c[0])]
+    released = [c for c in candidates if is_boilerplate(c[0]) and _CODE.search(c[0])] if _ASKS_RELEASE.search(column) else []
     if released:
         sentence = max(released, key=lambda c: c[1])[0]
         return ResearchCell(quote=sentence, covered=True, closest=sentence, score=1.0, sure=True)

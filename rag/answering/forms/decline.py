@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from rag.markup import escape_markdown
 from rag.models.prompts import load_prompt
 from rag.records import Answerability, Coverage, Relevance, Source
+from rag.text import quoted_listing
 
 __all__ = ["CLOSEST", "closest_papers", "decline_text", "partial_note"]
 
@@ -21,8 +22,7 @@ CLOSEST = 3
 
 
 def _listing(items: Sequence[str]) -> str:
-    quoted = [f"“{escape_markdown(i)}”" for i in items]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return quoted_listing([escape_markdown(i) for i in items])
 
 
 def decline_text(answerability: Answerability, *, example: str = "") -> str:
