@@ -35,6 +35,7 @@ __all__ = [
     "SkippedFile",
     "added",
     "row_dates",
+    "row_titles",
     "started",
     "tabled",
     "title_for",
@@ -52,6 +53,11 @@ MAX_BYTES = 32_000_000
 _ID = re.compile(r"[0-9a-z][0-9a-z-]{0,63}")
 # What fits a line of the sidebar.
 TITLE_CHARS = 48
+# What a row of the sidebar's list shows at its default width, its date included: the button
+# cuts the rest ("05:44 (2) List papers on optimi…" is 31). The open conversation's row, a
+# filled button with an icon, shows less ("05:45 List papers on o…").
+ROW_CHARS = 30
+OPEN_ROW_CHARS = 21
 
 
 class Conversation(Record):
@@ -190,6 +196,35 @@ def row_dates(summaries: Sequence[ConversationSummary], now: datetime) -> list[s
         for number, i in enumerate(sorted(rows, key=lambda i: (summaries[i].updated, summaries[i].id)), start=1):
             dates[i] = f"{dates[i]} ({number})"
     return dates
+
+
+def row_titles(summaries: Sequence[ConversationSummary], dates: Sequence[str], *, open_id: str | None = None) -> list[str]:
+    """The title each row shows after its date, such that two titles that read alike up to where
+    the row is cut (ROW_CHARS, the date's included; OPEN_ROW_CHARS in the row of `open_id`, the
+    open conversation) do not: each keeps its first word and goes on where the two part
+    ("Table: … graph neural networks?"). The whole title is the row's tooltip."""
+    shown = []
+    for i, (summary, date) in enumerate(zip(summaries, dates, strict=True)):
+        title = summary.title
+        room = OPEN_ROW_CHARS if summary.id == open_id else ROW_CHARS
+        # The differing letter must come before the row's end and its "…".
+        visible = room - len(date) - 2
+        shared = max(
+            (_shared_start(title, other.title) for j, other in enumerate(summaries) if j != i and other.title != title),
+            default=0,
+        )
+        first = title.find(" ")
+        parting = title.rfind(" ", 0, shared + 1)
+        if shared < visible or first < 0 or parting <= first:
+            shown.append(title)
+        else:
+            shown.append(f"{title[:first]} …{title[parting:]}")
+    return shown
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` start with alike."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def _alike(summaries: Sequence[ConversationSummary], dates: Sequence[str]) -> list[list[int]]:

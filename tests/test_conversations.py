@@ -341,3 +341,25 @@ def test_rows_of_one_title_are_told_apart_by_their_time_then_by_a_number():
     assert len({(r.title, d) for r, d in zip(rows, dates, strict=True)}) == len(rows), "no two rows read alike"
     # A title of its own keeps the short date.
     assert row_dates(rows[2:4], now) == ["Dec 3", "Dec 3"]
+
+
+def test_rows_whose_titles_read_alike_until_the_row_is_cut_show_where_they_part():
+    from rag.conversations import ConversationSummary, row_titles
+
+    def row(id: str, title: str) -> ConversationSummary:
+        return ConversationSummary(id=id, title=title, updated=datetime(2026, 12, 5, 14, 2, tzinfo=UTC), turns=1)
+
+    rows = [
+        row("d", "Table: Which papers are about bandits?"),
+        row("c", "Table: Which papers are about graph neural networks?"),
+        row("b", "List papers on optimization"),
+        row("a", "List papers on optimizers"),
+    ]
+    shown = row_titles(rows, ["14:02"] * 4)
+    assert shown[:2] == ["Table: … bandits?", "Table: … graph neural networks?"]
+    # These part within the row ("14:02 List papers on optimiz" and then "a" or "e"), so they stay whole.
+    assert shown[2:] == ["List papers on optimization", "List papers on optimizers"]
+    # A longer date, or the open conversation's row, leaves less room: there the two part too
+    # late, and the row shows its own end.
+    assert row_titles(rows[2:], ["Dec 3, 10:15 (2)", "Dec 3, 10:15 (1)"]) == ["List … optimization", "List … optimizers"]
+    assert row_titles(rows[2:], ["14:02"] * 2, open_id="a") == ["List papers on optimization", "List … optimizers"]

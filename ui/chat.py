@@ -75,7 +75,7 @@ _STYLE = """<style>
 # question is brought up when the page has been still for a moment, again if it was pulled
 # back, and never once the reader has scrolled or touched the page. When it has stayed there,
 # <body data-question-shown> says how many questions the page holds.
-_FOLLOW_SCRIPT = """<script data-shown='%s'>
+_FOLLOW_SCRIPT = """<script data-shown='%(shown)s'>
 (() => {
   const app = document.querySelector('[data-testid="stApp"]');
   const latest = () => {
@@ -119,7 +119,7 @@ _FOLLOW_SCRIPT = """<script data-shown='%s'>
     };
     watch();
   };
-  const drawn = () => app.dataset.testScriptState === "notRunning";
+  const drawn = () => %(at_once)s || app.dataset.testScriptState === "notRunning";
   if (drawn()) latest();
   else {
     const watch = new MutationObserver(() => { if (drawn()) { watch.disconnect(); latest(); } });
@@ -200,12 +200,13 @@ def export(history: Sequence[Answer]) -> None:
     st.subheader("Export")
     exported = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     st.download_button(
-        "Conversation (Markdown)", conversation_markdown(history, exported=exported), file_name="paperchat.md", mime="text/markdown"
+        "Conversation (Markdown)",
+        conversation_markdown(history, exported=exported),
+        file_name="paperchat.md",
+        mime="text/markdown",
     )
     cited = conversation_bibtex(history, exported=exported)
-    st.download_button(
-        "Cited papers (BibTeX)", cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited
-    )
+    st.download_button("Cited papers (BibTeX)", cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited)
 
 
 # --- answers ----------------------------------------------------------------------------------
@@ -287,7 +288,9 @@ def render_answer(answer: Answer, turn: int) -> None:
     render_choices(answer, turn)
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        st.warning(f"Sentences marked *(no such source)* cited {numbers}, which name no retrieved paper: the citation was held back.")
+        st.warning(
+            f"Sentences marked *(no such source)* cited {numbers}, which name no retrieved paper: the citation was held back."
+        )
     if answer.unsupported:
         numbers = ", ".join(dict.fromkeys(f"[{c.number}]" for c in answer.unsupported))
         st.warning(f"Citations marked *(unsupported)* name a paper whose abstract does not support the claim: {numbers}")
@@ -304,7 +307,12 @@ def render_answer(answer: Answer, turn: int) -> None:
 
 def offer_table(answer: Answer, turn: int) -> None:
     ids = answer_papers(answer)
-    if ids and st.button("Open as a table", key=f"open-table-{turn}", icon=":material/table:", help="A column per question of yours, a cited cell per paper"):
+    if ids and st.button(
+        "Open as a table",
+        key=f"open-table-{turn}",
+        icon=":material/table:",
+        help="A column per question of yours, a cited cell per paper",
+    ):
         open_table(SentRows(f"“{answer.question}”, the papers the chat's answer lists", tuple(ids)))
 
 
@@ -356,7 +364,10 @@ def render_evidence(answer: Answer, turn: int) -> None:
         st.markdown(f'<div id="{anchor(turn, source.number)}"></div>', unsafe_allow_html=True)
         with st.expander(f"[{source.number}] {title_markdown(source.paper)}", expanded=i < _OPEN_CARDS):
             render_paper(
-                source.paper, list(supports), key=f"summarize-{turn}-{source.number}", unsupported=list(unsupported),
+                source.paper,
+                list(supports),
+                key=f"summarize-{turn}-{source.number}",
+                unsupported=list(unsupported),
                 relevance=answer.relevance_of(source.paper.id),
             )
     matched = {m.number: m for m in answer.matches}
@@ -422,12 +433,11 @@ def show_stream(stream: AnswerStream, *, defuse: bool) -> None:
         box.markdown(defuse_markdown(text))
 
 
-def answer_live(
-    assistant: Assistant, request: Request, history: Sequence[Answer], filters: Filters, k: int
-) -> Answer | None:
+def answer_live(assistant: Assistant, request: Request, history: Sequence[Answer], filters: Filters, k: int) -> Answer | None:
     """Ask, streaming the answer into the chat; None (and an error shown) if it failed."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(request.text))
+        follow_asked_question(history)
     with st.chat_message("assistant"):
         try:
             if request.summary_of:
@@ -501,7 +511,15 @@ def follow_latest_question(history: Sequence[Answer]) -> None:
     if not history or st.session_state.get("followed") == shown:
         return
     st.session_state.followed = shown
-    st.html(_FOLLOW_SCRIPT % json.dumps(shown), unsafe_allow_javascript=True)
+    st.html(_FOLLOW_SCRIPT % {"shown": json.dumps(shown), "at_once": "false"}, unsafe_allow_javascript=True)
+
+
+def follow_asked_question(history: Sequence[Answer]) -> None:
+    """The question just asked at the top of the view while its answer is written under it, so
+    the reader watches it come; when the page is drawn again, follow_latest_question keeps it
+    there (it had waited for that redraw, seconds on a busy machine, and then jumped)."""
+    shown = [st.session_state.get("conversation"), len(history) + 1, "asked"]
+    st.html(_FOLLOW_SCRIPT % {"shown": json.dumps(shown), "at_once": "true"}, unsafe_allow_javascript=True)
 
 
 def chat() -> None:

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import streamlit as st
 
 from rag import Answer, ConversationStore, PaperChatError, Settings
-from rag.conversations import ConversationSummary, row_dates
+from rag.conversations import ConversationSummary, row_dates, row_titles
 from rag.markup import escape_markdown
 from ui.common import show_error
 
@@ -74,9 +74,11 @@ def conversations_section(settings: Settings) -> None:
         st.caption("Each question you ask is saved here, with its answer.")
     rows = st.container(height=320) if len(listing.conversations) > SHOWN else st.container()
     dates = row_dates(listing.conversations, reader_now())
+    current = st.session_state.get("conversation")
+    titles = row_titles(listing.conversations, dates, open_id=current)
     with rows:
-        for summary, date in zip(listing.conversations, dates, strict=True):
-            conversation_row(store, summary, date, current=summary.id == st.session_state.get("conversation"))
+        for summary, date, title in zip(listing.conversations, dates, titles, strict=True):
+            conversation_row(store, summary, date, title, current=summary.id == current)
     for skipped in listing.skipped:
         st.caption(escape_markdown(f"Not listed: {skipped} ({skipped.hint})"))
 
@@ -90,14 +92,14 @@ def reader_now() -> datetime:
         return datetime.now().astimezone()
 
 
-def conversation_row(store: ConversationStore, summary: ConversationSummary, date: str, *, current: bool) -> None:
+def conversation_row(store: ConversationStore, summary: ConversationSummary, date: str, shown: str, *, current: bool) -> None:
     id = summary.id
     title, more = st.columns([5, 1], vertical_alignment="center")
     questions = "1 question" if summary.turns == 1 else f"{summary.turns} questions"
     # The date first: a long title is cut at the button's end, and the date tells rows apart.
     date = escape_markdown(date) if current else f":gray[{escape_markdown(date)}]"
     title.button(
-        f"{date} {escape_markdown(summary.title)}",
+        f"{date} {escape_markdown(shown)}",
         key=f"conversation-open-{id}",
         on_click=open_conversation,
         args=(id,),

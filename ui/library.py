@@ -342,7 +342,9 @@ def library() -> None:
     if removed := st.session_state.pop("library-removed", None):
         st.success(f"Removed “{escape_markdown(removed)}” from the index.", icon=":material/delete:")
     total = stats.papers
-    st.markdown(counted(total, "paper") if admitted is None else f"{len(admitted):,} of {counted(total, 'paper')} match the filters")
+    st.markdown(
+        counted(total, "paper") if admitted is None else f"{len(admitted):,} of {counted(total, 'paper')} match the filters"
+    )
     # In the main pane, where the uploader's list of formats is read whole (the sidebar cuts it).
     with st.expander("Add papers", expanded=not total, icon=":material/upload_file:"):
         upload(index)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BROWSER_ARTIFACTS as ARTIFACTS
+from conftest import PAPERS
 from load_ui import CHROMIUM, FLAGS
 
 pytestmark = pytest.mark.slow
@@ -325,6 +326,14 @@ CARD_SHOWN = """id => {
 }"""
 
 
+def settled(page, answer: int) -> None:
+    """Wait until answer `answer` (from 0) is drawn whole, with its evidence, and its question is
+    at the top of the view."""
+    page.get_by_test_id("stChatMessage").nth(2 * answer + 1).get_by_test_id("stExpander").first.wait_for(timeout=120_000)
+    idle(page)
+    page.wait_for_function(QUESTION_ON_TOP, arg=answer + 1, timeout=30_000)
+
+
 def fresh_chat(browser, server, viewport, **options):
     """A session of its own (the filters other tests chose stay in theirs), its chat box ready."""
     page = browser.new_page(viewport=viewport, accept_downloads=True, **options)
@@ -355,9 +364,7 @@ def test_chat_a_long_answer_has_its_evidence_beside_it_and_shows_its_question_an
     page.screenshot(path=ARTIFACTS / "11-chat-citation-opened.png")
 
     page.reload()
-    page.get_by_test_id("stChatMessage").nth(1).get_by_test_id("stExpander").first.wait_for(timeout=60_000)
-    idle(page)
-    page.wait_for_function(QUESTION_ON_TOP, arg=1, timeout=30_000)
+    settled(page, 0)
     page.screenshot(path=ARTIFACTS / "11-chat-after-reload.png")
 
     # On a phone the evidence follows the answer, and a tap on [5] opens its card.
@@ -429,6 +436,19 @@ def test_chat_the_chip_counts_the_filtered_papers_and_the_list_dates_its_convers
     rows = page.locator("[class*='st-key-conversation-open-'] button").all_inner_texts()
     assert rows and all(re.match(r"(chat\s*)?(\d\d:\d\d|[A-Z][a-z]{2} \d{1,2})", row) for row in rows), rows
     page.screenshot(path=ARTIFACTS / "13-chat-filtered-chip.png")
+
+    # A second conversation whose question reads as the first's up to where its row is cut: each
+    # row shows where the two part.
+    page.get_by_test_id("stSidebar").get_by_role("button", name="New conversation").click()
+    page.get_by_text("Try one of these").wait_for(timeout=30_000)
+    ask(page, "What do these papers propose to make training cheaper?", 0)
+    rows = page.locator("[class*='st-key-conversation-open-'] button")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll(\"[class*='st-key-conversation-open-'] button\")].some(b => b.innerText.includes('What … to make training'))"
+    )
+    texts = rows.all_inner_texts()
+    assert any("What … propose?" in row for row in texts), texts
+    page.get_by_test_id("stSidebar").screenshot(path=ARTIFACTS / "13-chat-titles-alike.png")
     page.close()
 
 
@@ -495,3 +515,53 @@ def test_an_evaluation_leads_with_a_verdict_per_group(page):
     page.screenshot(path=ARTIFACTS / "16-evaluate-verdicts.png", full_page=True)
     shown = page.get_by_test_id("stMainBlockContainer").inner_text()
     assert "Citations:" in shown and "Declines:" in shown
+
+
+def test_chat_a_follow_up_is_on_top_while_its_answer_is_still_coming(browser, tmp_path, monkeypatch, embeddings):
+    """The question goes to the top of the view as soon as it is asked, not once the answer is
+    drawn: the model's reply is held until the test has seen it there."""
+    import contextlib
+    import threading
+
+    from fake_openai import FakeOpenAI
+    from load_ui import serve
+
+    from rag.corpus.reading import load_corpus
+    from rag.index.store import Index
+    from rag.settings import Settings
+
+    replying = threading.Event()
+    replying.set()
+
+    def reply(body: dict) -> str:
+        replying.wait(timeout=300)  # far above need: only against a test that never releases it
+        return "Mixture-of-Head attention lets each token use only the heads it needs [1]."
+
+    Index(Settings(data_dir=tmp_path / "index"), embeddings).ingest(load_corpus(PAPERS))
+    # Released however the test ends, so the server stops at once.
+    with FakeOpenAI(reply=reply) as model, contextlib.ExitStack() as release:
+        release.callback(replying.set)
+        monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        with serve(tmp_path / "index", backend="openai", wait_s=300) as ui:
+            page = browser.new_page(viewport={"width": 1400, "height": 700})
+            page.goto(ui.url)
+            page.get_by_test_id("stChatInputTextArea").wait_for(timeout=90_000)
+            idle(page)
+            ask(page, OPTIMIZATION, 0)
+            page.wait_for_function(QUESTION_ON_TOP, arg=1, timeout=30_000)
+            replying.clear()
+            asked = len(model.requests)
+            page.get_by_test_id("stChatInputTextArea").fill("How does MoH pick its attention heads?")
+            page.keyboard.press("Enter")
+            deadline = time.monotonic() + 120  # far above need: only against a request that never comes
+            while len(model.requests) == asked and time.monotonic() < deadline:
+                page.wait_for_timeout(100)
+            assert len(model.requests) > asked, "the follow-up reached the model, which holds its reply"
+            page.wait_for_function(QUESTION_ON_TOP, arg=2, timeout=30_000)
+            assert page.get_by_test_id("stChatMessage").nth(3).get_by_test_id("stExpander").count() == 0, "still answering"
+            page.screenshot(path=ARTIFACTS / "17-follow-up-on-top-while-answering.png")
+            replying.set()
+            settled(page, 1)
+            page.screenshot(path=ARTIFACTS / "17-follow-up-answered.png")
+            page.close()
