@@ -25,7 +25,7 @@ A question that names its own subject is answered on its own, whatever came befo
 asks for papers ("Which paper predicts the air resistance of a car from its shape?", "is there
 work on ..."), or one with no pronoun whose specific words the last answer's papers do not have
 ("what about bandits with interference?"). Any other follow-up that leans on a pronoun ("what
-about its results?"), or has no subject of its own ("any limitations?", "and on ImageNet?" after
+about its results?"; in "How does MoH pick its heads?" the "its" is MoH's), or has no subject of its own ("any limitations?", "and on ImageNet?" after
 an answer from a paper that reports ImageNet), is joined to the previous real question so
 retrieval keeps the topic: to the question a follow-up to a follow-up leaned on, once, never
 nested (question analysis reads the two apart, `rag.question.analysis`). With a
@@ -111,6 +111,10 @@ _PRONOUN = re.compile(
     r"the (?:authors|method|approach|model|results|experiments|dataset|datasets|algorithm|framework))\b",
     re.I,
 )
+# A name the question gives before an "its" or "their", which is then the name's ("How does MoH
+# pick its heads?"): a word after the first with a capital, not "I".
+_NAME = re.compile(r"(?<=\s)(?:[A-Z][\w-]+|[\w-]*[a-z][A-Z][\w-]*)")
+_POSSESSIVES = frozenset({"its", "their"})
 # A title the user or a rule quoted holds no reference, whatever its words.
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
 # "Is it true that ...", "it is possible to ...": an "it" that points at nothing.
@@ -172,6 +176,12 @@ def _blanked(pattern: re.Pattern[str], text: str) -> str:
 def _searchable(question: str) -> str:
     """Where references are looked for: outside quoted titles and expletive "it"s."""
     return _blanked(_EXPLETIVE_IT, _blanked(_QUOTED, question))
+
+
+def _points_back(text: str) -> bool:
+    """Whether a pronoun of `text` points outside it: not an "its" or "their" after a name the
+    text gives."""
+    return any(m.group(0).casefold() not in _POSSESSIVES or not _NAME.search(text, 0, m.start()) for m in _PRONOUN.finditer(text))
 
 
 def _cited(answer: Answer) -> tuple[Source, ...]:
@@ -371,7 +381,7 @@ def stands_alone(question: str, history: Sequence[Answer], profile: CorpusProfil
     if not history or _ASKS_FOR_PAPERS.search(question) or _QUOTED.search(question):
         return True
     # "Is it better than ...?" leans on the last answer, though "is it better" can be expletive.
-    if _PRONOUN.search(_blanked(_QUOTED, question)):
+    if _points_back(_blanked(_QUOTED, question)):
         return False
     terms = [
         t
@@ -430,7 +440,7 @@ def acceptable_rewrite(rewrite: str, question: str, history: Sequence[Answer]) -
     known = set(re.findall(r"\w{4,}", f"{question} {previous}".casefold()))
     if known and not known & words:
         return None
-    if history and _PRONOUN.search(_searchable(question)):
+    if history and _points_back(_searchable(question)):
         subject = _subject(history[-1])
         if subject and not subject & _content(text):
             return None

@@ -384,6 +384,9 @@ BANDITS = answer(sources(A, B), [1])
         "what about the music one?",
         "protein fitness optimization",
         "also, anything on machine translation?",
+        # An "its" or "their" after a name the question gives is that name's.
+        "How does MoH pick its attention heads?",
+        "does QLASS put their code online?",
     ],
 )
 def test_a_question_that_names_its_own_subject_is_not_joined_to_the_last(question):
@@ -399,6 +402,10 @@ def test_a_question_that_names_its_own_subject_is_not_joined_to_the_last(questio
         "what do the authors assume about interference?",
         "does it also work for image generation models?",
         "who wrote it?",
+        # No name before the "its"; or one, but "them" still points back.
+        "how does its vocabulary compare on Amazon?",
+        "I wonder how its regret grows",
+        "Does MoH beat them?",
         # "interference" is in the last answer's paper: an aspect of it, not a new topic.
         "and with interference?",
     ],
