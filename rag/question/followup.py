@@ -113,7 +113,7 @@ _PRONOUN = re.compile(
 )
 # A name the question gives before an "its" or "their", which is then the name's ("How does MoH
 # pick its heads?"): a word after the first with a capital, not "I".
-_NAME = re.compile(r"(?<=\s)(?:[A-Z][\w-]+|[\w-]*[a-z][A-Z][\w-]*)")
+_GIVEN_NAME = re.compile(r"(?<=\s)(?:[A-Z][\w-]+|[\w-]*[a-z][A-Z][\w-]*)")
 _POSSESSIVES = frozenset({"its", "their"})
 # A title the user or a rule quoted holds no reference, whatever its words.
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
@@ -181,7 +181,7 @@ def _searchable(question: str) -> str:
 def _points_back(text: str) -> bool:
     """Whether a pronoun of `text` points outside it: not an "its" or "their" after a name the
     text gives."""
-    return any(m.group(0).casefold() not in _POSSESSIVES or not _NAME.search(text, 0, m.start()) for m in _PRONOUN.finditer(text))
+    return any(m.group(0).casefold() not in _POSSESSIVES or not _GIVEN_NAME.search(text, 0, m.start()) for m in _PRONOUN.finditer(text))
 
 
 def _cited(answer: Answer) -> tuple[Source, ...]:
