@@ -181,7 +181,9 @@ def _searchable(question: str) -> str:
 def _points_back(text: str) -> bool:
     """Whether a pronoun of `text` points outside it: not an "its" or "their" after a name the
     text gives."""
-    return any(m.group(0).casefold() not in _POSSESSIVES or not _GIVEN_NAME.search(text, 0, m.start()) for m in _PRONOUN.finditer(text))
+    return any(
+        m.group(0).casefold() not in _POSSESSIVES or not _GIVEN_NAME.search(text, 0, m.start()) for m in _PRONOUN.finditer(text)
+    )
 
 
 def _cited(answer: Answer) -> tuple[Source, ...]:
