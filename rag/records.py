@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
+from rag.text import in_cjk
 
 
 class Record(BaseModel):
@@ -230,6 +231,12 @@ class QuestionAnalysis(Record):
     # A statement, not a question: a claim to check, a title, keywords. It states more detail
     # than any abstract words the same way.
     statement: bool = False
+
+    @property
+    def in_cjk(self) -> bool:
+        """Asked in Chinese, Japanese or Korean (`rag.text.in_cjk`): read by its meaning, not by
+        the word rules, which see only the Latin names in it."""
+        return in_cjk(self.cleaned)
 
     @property
     def measures(self) -> tuple[KeyTerm, ...]:

@@ -18,8 +18,10 @@ import pysbd
 import Stemmer
 
 __all__ = [
+    "CJK",
     "STOP_WORDS",
     "TOKEN_PATTERN",
+    "in_cjk",
     "lexical_similarity",
     "quoted_listing",
     "sentence_spans",
@@ -29,9 +31,27 @@ __all__ = [
     "tokenize_terms",
 ]
 
-# bm25s's default word pattern: runs of two or more word characters.
-TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+# Han characters, kana and hangul. Word rules read words between spaces: a Chinese question has
+# none, and "MoH的注意力头" is one run of word characters. These scripts are read by meaning
+# (rag.index.crosslingual), not by the word rules: no lexical term is made of them, and a Latin
+# name glued to them ("MoH的") is a word of its own.
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK = re.compile(f"[{CJK}]")
+_LETTER = re.compile(r"[^\W\d_]")
+# bm25s's default word pattern, runs of two or more word characters, with no CJK character.
+TOKEN_PATTERN = rf"(?u)[^\W{CJK}]{{2,}}"
 _TOKEN = re.compile(TOKEN_PATTERN)
+# A text this much in CJK letters is read by meaning: "MoH 的注意力头是怎么选的？" (9 of 12), not
+# an English one naming "张伟".
+_CJK_SHARE = 0.25
+
+
+def in_cjk(text: str) -> bool:
+    """Whether `text` is written in Chinese, Japanese or Korean, more than in letters the word
+    rules read."""
+    letters = len(_LETTER.findall(text))
+    return bool(letters) and len(_CJK.findall(text)) / letters >= _CJK_SHARE
+
 
 try:  # the BM25 index removes bm25s's English stop words; use the very same list
     from bm25s.stopwords import STOPWORDS_EN as _BM25_STOPWORDS

@@ -15,6 +15,7 @@ from langchain_core.embeddings import Embeddings
 from pydantic import SecretStr
 
 from rag.errors import ConfigError, ModelNotFoundError
+from rag.index.crosslingual import CrossLingualEmbeddings
 from rag.index.offline import onnx_minilm, onnx_minilm_int8, prepare
 from rag.records import Paper
 from rag.settings import Settings
@@ -143,7 +144,12 @@ class LazyEmbeddings(Embeddings):
     @property
     def model(self) -> Embeddings:
         if self._model is None:
-            self._model = _openai(self.settings) if self.settings.embedding_provider == "openai" else _minilm(self.settings)
+            # OpenAI's embeddings read Chinese themselves; MiniLM reads it through e5.
+            self._model = (
+                _openai(self.settings)
+                if self.settings.embedding_provider == "openai"
+                else CrossLingualEmbeddings(_minilm(self.settings))
+            )
         return self._model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

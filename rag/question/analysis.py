@@ -27,10 +27,12 @@ import re
 from collections.abc import Sequence
 
 from rag.question.filters import stated_filters
+from rag.question.gloss import english_gloss
 from rag.question.kind import about_selection, clean_question, is_statement, question_focus, question_type
 from rag.question.references import named_papers, names_used, split_context
 from rag.question.terms import key_terms
 from rag.records import CorpusProfile, KeyTerm, QuestionAnalysis, QuestionType
+from rag.text import in_cjk
 
 # A comparison of two sides: "compare X to / with / and Y", "the difference between X and Y", "X
 # versus Y", "is X faster than Y" ("rather than", "other than" compare nothing).
@@ -120,6 +122,11 @@ def analyze(question: str, profile: CorpusProfile = CorpusProfile()) -> Question
     filters, search_text = stated_filters(cleaned, profile)
     if not search_text.strip(" ?.!"):
         search_text = cleaned
+    focus = question_focus(search_text)
+    if in_cjk(cleaned):
+        # The word rules read the English senses of its words (rag.question.gloss); its meaning
+        # is read from the question as asked (the focus).
+        search_text = f"{search_text} {english_gloss(search_text)}"
     terms, phrases = key_terms(search_text, profile)
     # Read without its stated filters ("Which AutoML 2023 papers ..." asks "Which papers ..."), and
     # as asked when that says more ("papers since 2023 on bandits").
@@ -134,7 +141,7 @@ def analyze(question: str, profile: CorpusProfile = CorpusProfile()) -> Question
         question=question,
         cleaned=cleaned,
         search_text=search_text,
-        focus=question_focus(search_text),
+        focus=focus,
         type=kind,
         asks_how=asks_how,
         terms=terms,

@@ -96,7 +96,9 @@ _SUMMARY = re.compile(
 _COMPARISON = re.compile(
     r"\b(compare|comparing|comparison|contrast|versus|vs\.?|differences?|differ|side by side|"
     # "table of" asks for one only when it opens the question: "a huge table of values" is a matrix.
-    r"(make|give|build|draw) (me )?a table|in a table|^\s*table of|tabulate)\b",
+    r"(make|give|build|draw) (me )?a table|in a table|^\s*table of|tabulate)\b|"
+    # Compare, contrast, the difference, in Chinese.
+    r"比较|对比|区别|差异",
     re.IGNORECASE,
 )
 _COLLECTION = re.compile(
@@ -106,7 +108,9 @@ _COLLECTION = re.compile(
     r"^\s*(list|enumerate|find|show me|give me|papers|works)\b|"
     r"\bpapers (on|about|that|which|using|from|by|in|with|at|dealing|addressing|proposing|studying)\b|"
     r"^\s*(are there|is there any (other )?(papers|work|research))\b|"
-    r"\b(what|which) (work|research|literature|prior work) (is|exists|has been done)\b)",
+    r"\b(what|which) (work|research|literature|prior work) (is|exists|has been done)\b|"
+    # Which papers, list the papers, all the papers on, in Chinese.
+    r"哪些|列出|列举|所有.{0,12}(论文|工作|文章|研究))",
     re.IGNORECASE,
 )
 _RESULT = re.compile(
@@ -124,7 +128,9 @@ _HOW = re.compile(
     r"(^\s*(how|why)\b|\b(how (does|do|did|can|could|is|are|was|were|would|to)|why|in what way|what makes|"
     r"what (is|was) the (idea|mechanism|trick|reason|key idea|intuition)|mechanism|what allows|what enables|"
     r"rel(y|ies|ied) on|by what means|key (idea|insight|ingredient)|what motivate[sd]?)\b|"
-    r"\band how\b)",
+    r"\band how\b|"
+    # The same in Chinese: how, in what way, why, what mechanism.
+    r"怎么|怎样|如何|为什么|为何|什么原理|什么机制)",
     re.IGNORECASE,
 )
 _YES_NO = re.compile(r"^\s*(is|are|does|do|did|can|could|has|have|was|were|should|will|would)\b(?! there\b)", re.I)

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 from rag.question.vocabulary import COMPARATIVES, GENERIC, MEASURES
 from rag.records import CorpusProfile, KeyTerm
-from rag.text import STOP_WORDS, english_zipf, stem_words
+from rag.text import CJK, STOP_WORDS, english_zipf, stem_words
 
 # A word of a question, hyphenated compounds and names with digits kept whole ("top-1",
 # "LLaMA3-8B", "Flat-LoRA").
-_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+_WORD = re.compile(rf"[^\W_{CJK}]+(?:[-'’][^\W_{CJK}]+)*")
 _POSSESSIVE = re.compile(r"(?:'s|’s|s'|s’)$|(?:-(?:style|like|based|type|track|level|wise|specific))+$", re.IGNORECASE)
 
 

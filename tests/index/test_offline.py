@@ -70,7 +70,7 @@ def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(embeddin
 
     abstracts = [p.abstract for p in load_corpus(PAPERS).papers[:6]]
     texts = ["Bandits.", abstracts[0], "Attention heads as experts.", *abstracts[1:], "LoRA in a flat region."]
-    model = embeddings.model
+    model = embeddings.model.base  # MiniLM, under the cross-lingual wrapper
     runs = []
     original = model._run
     monkeypatch.setattr(model, "_run", lambda encoded: runs.append(len(encoded)) or original(encoded))

