@@ -18,6 +18,7 @@ from rag.errors import PaperChatError
 from rag.markup import terminal_safe, to_plain
 from rag.outputs import checked_output, write_output
 from rag.terminal import err, out, print_paper, print_stream, progress_bar, safe
+from rag.text import language_of
 
 if TYPE_CHECKING:
     from rag.records import Answer
@@ -205,7 +206,7 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
         return
     if not matches:
         err.print("[yellow]no paper matches (check the filters)[/]")
-    if note := lacking_note(matches):
+    if note := lacking_note(matches, language_of(query)):
         out.print(f"[yellow]{safe(note)}[/]")
     for match in matches:
         print_paper(match.source)

@@ -47,7 +47,7 @@ def conversation_markdown(history: Sequence[Answer], *, exported: str = "") -> s
         if scope := scope_items(answer):
             parts.append("*" + escape_markdown(" · ".join(scope)) + "*")
         if answer.grade is not None:
-            parts.append(f"*Grade: {grade_label(answer.grade)}*")
+            parts.append(f"*Grade: {grade_label(answer.grade, answer.language)}*")
         if answer.note:
             # What no abstract holds, before what they say (as the app and the CLI show it).
             parts.append(f"*{answer.note}*")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rag.markup import to_plain
 from rag.naming import method_name, opening_words, short_name
-from rag.text import in_cjk
+from rag.text import in_cjk, language_of
 
 
 class Record(BaseModel):
@@ -237,6 +237,11 @@ class QuestionAnalysis(Record):
         """Asked in Chinese, Japanese or Korean (`rag.text.in_cjk`): read by its meaning, not by
         the word rules, which see only the Latin names in it."""
         return in_cjk(self.cleaned)
+
+    @property
+    def language(self) -> str:
+        """The language the answer's own words are in (`rag.text.language_of`)."""
+        return language_of(self.cleaned)
 
     @property
     def measures(self) -> tuple[KeyTerm, ...]:
@@ -533,6 +538,11 @@ class Answer(Record):
     relevance: tuple[Relevance, ...] = ()
     created: str = ""
     timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def language(self) -> str:
+        """The language its own words are in: the question's (`rag.text.language_of`)."""
+        return language_of(self.question)
 
     @property
     def covered(self) -> bool:

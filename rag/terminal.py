@@ -122,7 +122,7 @@ def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mod
         return answer
     out.print()
     if answer.grade is not None:
-        out.print(Text(f"[{grade_label(answer.grade)}]", style=_GRADE_STYLES[answer.grade]))
+        out.print(Text(f"[{grade_label(answer.grade, answer.language)}]", style=_GRADE_STYLES[answer.grade]))
     if answer.cut_off:
         err.print(f"[bold red]answer cut off:[/] {safe(answer.cut_off)}")
     if table and answer.table is not None:

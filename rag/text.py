@@ -19,9 +19,11 @@ import Stemmer
 
 __all__ = [
     "CJK",
+    "LANGUAGES",
     "STOP_WORDS",
     "TOKEN_PATTERN",
     "in_cjk",
+    "language_of",
     "lexical_similarity",
     "quoted_listing",
     "sentence_spans",
@@ -44,6 +46,18 @@ _TOKEN = re.compile(TOKEN_PATTERN)
 # A text this much in CJK letters is read by meaning: "MoH 的注意力头是怎么选的？" (9 of 12), not
 # an English one naming "张伟".
 _CJK_SHARE = 0.25
+
+
+# Kana or hangul: Japanese or Korean, which PaperChat has no words of its own for.
+_KANA_HANGUL = re.compile("[\u3040-\u30ff\uac00-\ud7af]")
+# The languages PaperChat words its answers in (prompts/ and prompts/zh/).
+LANGUAGES = ("en", "zh")
+
+
+def language_of(text: str) -> str:
+    """The language to answer `text` in: "zh" for Chinese, else "en" (a Japanese or Korean
+    question is read, and answered in English)."""
+    return "zh" if in_cjk(text) and not _KANA_HANGUL.search(text) else "en"
 
 
 def in_cjk(text: str) -> bool:
@@ -379,7 +393,8 @@ def english_zipf(word: str) -> float:
     return zipf_frequency(word.casefold(), "en")
 
 
-def quoted_listing(items: Sequence[str]) -> str:
-    """Phrases as a sentence names them: “a”, “b” or “c”."""
+def quoted_listing(items: Sequence[str], *, last: str = " or ", between: str = ", ") -> str:
+    """Phrases as a sentence names them: “a”, “b” or “c” (in Chinese, with `last` "或" and
+    `between` "、": “a”、“b”或“c”)."""
     quoted = [f"“{item}”" for item in items]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return quoted[0] if len(quoted) == 1 else between.join(quoted[:-1]) + last + quoted[-1]

@@ -280,7 +280,7 @@ def render_answer(answer: Answer, turn: int) -> None:
     # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
     links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
     if answer.grade is not None:
-        st.badge(answer.grade.value, color=GRADE_COLORS[answer.grade], help=grade_label(answer.grade))
+        st.badge(answer.grade.value, color=GRADE_COLORS[answer.grade], help=grade_label(answer.grade, answer.language))
     if answer.note:
         # What no abstract holds comes first: the quotes after it are what they do say.
         st.info(escape_markdown(answer.note), icon=":material/info:")

@@ -25,6 +25,7 @@ from rag.corpus.upload import load_upload
 from rag.export import bibtex, venue_year
 from rag.library import LibraryRow, library_rows, narrowed
 from rag.markup import escape_markdown, marked, to_markdown
+from rag.text import language_of
 from ui.common import (
     Request,
     SentRows,
@@ -192,7 +193,7 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
         st.info("No paper matches: the filters leave none.")
         return
     with st.container(horizontal=True, vertical_alignment="center"):
-        if note := lacking_note(matches):
+        if note := lacking_note(matches, language_of(query)):
             st.caption(f":orange[{escape_markdown(note)}]")
         else:
             st.caption(f"The {counted(len(matches), 'paper')} that match “{escape_markdown(query)}” best, best first")

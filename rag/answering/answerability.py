@@ -425,6 +425,7 @@ def for_model(answerability: Answerability, *, floor: float) -> Answerability:
     return answerability
 
 
-def grade_label(grade: Grade) -> str:
-    """The grade and what it means, in a few words, as the CLI, the app and an export show it."""
-    return load_prompt(f"grade_{grade.name.lower()}")
+def grade_label(grade: Grade, language: str = "en") -> str:
+    """The grade and what it means, in a few words and in `language`, as the CLI, the app and an
+    export show it."""
+    return load_prompt(f"grade_{grade.name.lower()}", language=language)

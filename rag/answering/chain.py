@@ -311,7 +311,8 @@ class Assistant:
         sources do not answer says so in a form of its own (`model_declined`), shown as a decline."""
         answerability = request.answerability
         sources = tuple(request.sources) if answerability.answers else ()
-        note = partial_note(answerability, sources) if answerability.answers else ""
+        language = request.analysis.language
+        note = partial_note(answerability, sources, language=language) if answerability.answers else ""
         yield SourcesEvent(request.question, sources, request.analysis, note=note)
         clock = time.perf_counter()
         guard = StreamGuard({s.number for s in sources})
@@ -320,7 +321,7 @@ class Assistant:
         cut_off = ""
         if not answerability.answers:
             example = next(iter(self.index.profile().names), "")
-            pieces.append(decline_text(answerability, example=example))
+            pieces.append(decline_text(answerability, example=example, language=language))
             yield TokenEvent(pieces[0])
         else:
             try:
@@ -357,7 +358,9 @@ class Assistant:
             )
             sources, note, cut_off = (), "", ""
             pieces = [
-                load_prompt("model_declined").format(reason=defuse_markdown(opening.reason) or "the sources do not answer it")
+                load_prompt("model_declined", language=language).format(
+                    reason=defuse_markdown(opening.reason) or load_prompt("model_declined_reason", language=language)
+                )
             ]
             yield TokenEvent(pieces[0])
 

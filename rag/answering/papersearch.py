@@ -9,9 +9,8 @@ from collections.abc import Sequence
 
 from rag.answering.answerability import Bars, missing_terms
 from rag.answering.evidence import Evidence, PaperEvidence, SentenceEvidence, sentence_coverage
-from rag.models.prompts import load_prompt
+from rag.models.prompts import listed, load_prompt
 from rag.records import PaperMatch, Relevance
-from rag.text import quoted_listing
 
 __all__ = ["lacking_note", "paper_matches", "relevance", "weak"]
 
@@ -65,12 +64,13 @@ def paper_matches(evidence: Evidence, *, min_similarity: float) -> list[PaperMat
     ]
 
 
-def lacking_note(matches: Sequence[Relevance]) -> str:
-    """What a result list of partial matches says first, in plain text: the query's phrases that
-    no listed paper meets ("No paper meets “graph neural” ..."); "" when one meets them all."""
+def lacking_note(matches: Sequence[Relevance], language: str = "en") -> str:
+    """What a result list of partial matches says first, in plain text and in `language`: the
+    query's phrases that no listed paper meets ("No paper meets “graph neural” ..."); "" when one
+    meets them all."""
     if not matches:
         return ""
     lacking = [phrase for phrase in matches[0].lacks if all(phrase in m.lacks for m in matches[1:])]
     if not lacking:
         return ""
-    return load_prompt("search_lacking").format(missing=quoted_listing(lacking[:3]))
+    return load_prompt("search_lacking", language=language).format(missing=listed(lacking[:3], language))

@@ -3,12 +3,14 @@ through e5 and the map, and, with the real models, that a Chinese question finds
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from rag.errors import ModelNotFoundError
 from rag.index.crosslingual import CrossLingualEmbeddings, load_map
-from rag.text import in_cjk, tokenize_terms
+from rag.text import CJK, in_cjk, tokenize_terms
 
 
 class Base:
@@ -87,5 +89,10 @@ def test_the_shipped_map_finds_the_paper_a_chinese_question_is_about(seed_index)
         answer = assistant.ask(question)
         assert answer.sources[0].paper.display_title.startswith(title), question
         assert str(answer.grade) == "best match" and answer.citations, question
+        # Its own words in Chinese, its quotes in the abstract's English.
+        assert "最接近的是" in answer.note and "“" in answer.text, answer.note
     # Nothing of the twenty papers is about a robot vacuum's map of a room.
-    assert str(assistant.ask("哪篇论文帮扫地机器人给房间建图？").grade) == "not found"
+    declined = assistant.ask("哪篇论文帮扫地机器人给房间建图？")
+    assert str(declined.grade) == "not found" and declined.text.startswith("已索引的论文没有回答这个问题")
+    # An English question is answered in English words.
+    assert not re.search(f"[{CJK}]", assistant.ask("How does MoH choose attention heads?").text)

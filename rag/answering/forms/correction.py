@@ -29,8 +29,10 @@ def write_correction(request: AnswerRequest) -> Iterator[str]:
     if found is None:
         return
     paper, sentence = found
-    premise = escape_markdown(request.answerability.premise.rstrip(" .")) or "what it asks"
-    yield load_prompt("contradicted").format(premise=premise, name=label(paper.paper)) + " " + quote(sentence.text, paper.number)
+    language = request.analysis.language
+    premise = escape_markdown(request.answerability.premise.rstrip(" .")) or load_prompt("premise_fallback", language=language)
+    opening = load_prompt("contradicted", language=language).format(premise=premise, name=label(paper.paper))
+    yield opening + " " + quote(sentence.text, paper.number)
     further = max(
         (s for s in paper.quotable() if s.position != sentence.position and (s.answers or 0.0) >= _FOLLOW),
         key=lambda s: s.answers or 0.0,

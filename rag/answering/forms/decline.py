@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.markup import escape_markdown
-from rag.models.prompts import load_prompt
+from rag.models.prompts import listed, listing_words, load_prompt
 from rag.records import Answerability, Coverage, Relevance, Source
-from rag.text import quoted_listing
 
 __all__ = ["CLOSEST", "closest_papers", "decline_text", "partial_note"]
 
@@ -21,48 +20,58 @@ __all__ = ["CLOSEST", "closest_papers", "decline_text", "partial_note"]
 CLOSEST = 3
 
 
-def _listing(items: Sequence[str]) -> str:
-    return quoted_listing([escape_markdown(i) for i in items])
+def _listing(items: Sequence[str], language: str) -> str:
+    return listed([escape_markdown(i) for i in items], language)
 
 
-def decline_text(answerability: Answerability, *, example: str = "") -> str:
-    """The whole answer when the corpus does not answer the question."""
+def decline_text(answerability: Answerability, *, example: str = "", language: str = "en") -> str:
+    """The whole answer when the corpus does not answer the question, in `language`."""
     if answerability.coverage == Coverage.UNCLEAR:
-        return load_prompt("unclear").format(example=escape_markdown(example) or "a title's words")
+        return load_prompt("unclear", language=language).format(
+            example=escape_markdown(example) or load_prompt("unclear_example", language=language)
+        )
     if answerability.coverage == Coverage.BEYOND:
-        return load_prompt("beyond_abstracts")
-    missing = f": no abstract mentions {_listing(answerability.missing[:4])}" if answerability.missing else ""
-    return load_prompt("not_covered").format(missing=missing)
+        return load_prompt("beyond_abstracts", language=language)
+    missing = (
+        load_prompt("not_covered_missing", language=language).format(missing=_listing(answerability.missing[:4], language))
+        if answerability.missing
+        else ""
+    )
+    return load_prompt("not_covered", language=language).format(missing=missing)
 
 
-def _best_match_note(answerability: Answerability, sources: Sequence[Source]) -> str:
+def _best_match_note(answerability: Answerability, sources: Sequence[Source], language: str) -> str:
     """What a best match leads with: what no abstract uses, what only abstracts other than the
     closest do, the paper or papers it quotes, and that it could not confirm them."""
     best = [s for s in sources if s.paper.id in answerability.best]
-    papers = " and ".join(f"{escape_markdown(s.paper.short_name)} [{s.number}]" for s in best)
+    papers = listing_words(language)["and"].join(f"{escape_markdown(s.paper.short_name)} [{s.number}]" for s in best)
     leads = []
     if answerability.missing:
-        leads.append(load_prompt("best_match_missing").format(missing=_listing(answerability.missing[:4])))
+        missing = _listing(answerability.missing[:4], language)
+        leads.append(load_prompt("best_match_missing", language=language).format(missing=missing))
     if answerability.elsewhere:
-        leads.append(load_prompt("best_match_elsewhere").format(elsewhere=_listing(answerability.elsewhere[:4])))
-    lead = " ".join(leads) or load_prompt("best_match_other_words")
-    return load_prompt("best_match").format(lead=lead, papers=papers)
+        elsewhere = _listing(answerability.elsewhere[:4], language)
+        leads.append(load_prompt("best_match_elsewhere", language=language).format(elsewhere=elsewhere))
+    lead = " ".join(leads) or load_prompt("best_match_other_words", language=language)
+    return load_prompt("best_match", language=language).format(lead=lead, papers=papers)
 
 
-def partial_note(answerability: Answerability, sources: Sequence[Source] = ()) -> str:
-    """What an answer that is not sure adds before its quotes: for a best match, what no abstract
-    uses and which paper is the closest; for a partly covered one, what no abstract reports or
-    mentions ("" if nothing). `sources`: the answer's, numbered as it cites them."""
+def partial_note(answerability: Answerability, sources: Sequence[Source] = (), *, language: str = "en") -> str:
+    """What an answer that is not sure adds before its quotes, in `language`: for a best match,
+    what no abstract uses and which paper is the closest; for a partly covered one, what no
+    abstract reports or mentions ("" if nothing). `sources`: the answer's, numbered as it cites
+    them."""
     if answerability.coverage == Coverage.BEST_MATCH:
-        return _best_match_note(answerability, sources)
+        return _best_match_note(answerability, sources, language)
     notes = []
     if answerability.unreported:
-        notes.append(load_prompt("not_reported").format(measures=_listing(answerability.unreported)))
+        measures = _listing(answerability.unreported, language)
+        notes.append(load_prompt("not_reported", language=language).format(measures=measures))
     missing = [m for m in answerability.missing if m not in answerability.unreported]
     if missing:
-        notes.append(load_prompt("partly_covered").format(missing=_listing(missing[:4])))
+        notes.append(load_prompt("partly_covered", language=language).format(missing=_listing(missing[:4], language)))
     if not notes and answerability.coverage == Coverage.PARTLY:
-        notes.append(load_prompt("weak_match"))
+        notes.append(load_prompt("weak_match", language=language))
     return " ".join(notes)
 
 
