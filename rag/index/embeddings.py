@@ -158,6 +158,11 @@ class LazyEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         return self.model.embed_query(text)
 
+    @property
+    def crosslingual(self) -> CrossLingualEmbeddings | None:
+        """e5 beside MiniLM (rag.index.crosslingual); none with OpenAI's embeddings."""
+        return self.model if isinstance(self.model, CrossLingualEmbeddings) else None
+
 
 def make_embeddings(settings: Settings) -> Embeddings:
     return LazyEmbeddings(settings)

@@ -96,3 +96,26 @@ def test_the_shipped_map_finds_the_paper_a_chinese_question_is_about(seed_index)
     assert str(declined.grade) == "not found" and declined.text.startswith("已索引的论文没有回答这个问题")
     # An English question is answered in English words.
     assert not re.search(f"[{CJK}]", assistant.ask("How does MoH choose attention heads?").text)
+
+
+def test_e5_reorders_a_chinese_question_s_first_papers_and_reads_each_paper_once(crosslingual):
+    from rag.records import Paper, Source
+    from rag.search.rerank import by_e5
+
+    model, _, _ = crosslingual
+    read: list[str] = []
+
+    def passages(texts):
+        read.extend(texts)
+        # e5's stand-in puts the bandit paper nearest the question (0, 1).
+        return np.array([[0.0, 1.0] if "Bandits" in t else [1.0, 0.0] for t in texts], dtype=np.float32)
+
+    model.passages = passages
+    papers = [Paper(id=i, title=t, abstract="An abstract.") for i, t in (("a", "Attention"), ("b", "Bandits"), ("c", "Cells"))]
+    sources = [Source(number=n, paper=p, score=s) for n, (p, s) in enumerate(zip(papers, (1.0, 0.97, 0.5), strict=True), 1)]
+    ranked = by_e5("老虎机", sources, model)
+    assert [s.paper.id for s in ranked] == ["b", "a", "c"] and [s.number for s in ranked] == [1, 2, 3]
+    by_e5("老虎机有哪些", sources, model)
+    assert len(read) == 3, "a paper read for one question is not embedded again for the next"
+    # A clear lead in the fusion is not overturned: "c" stays last however e5 reads it.
+    assert by_e5("老虎机", [sources[2].model_copy(update={"score": 0.1}), *sources[:2]], model)[-1].paper.id == "c"
