@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     openai_embedding_model: str = "text-embedding-3-small"
 
     backend: BackendName = "auto"
+    # The app's language: auto follows the browser's (and the terminal, each answer's question).
+    language: Literal["auto", "en", "zh"] = Field(
+        default="auto", validation_alias=AliasChoices("PAPERCHAT_LANG", "PAPERCHAT_LANGUAGE")
+    )
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("PAPERCHAT_OPENAI_API_KEY", "OPENAI_API_KEY")
     )

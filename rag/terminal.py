@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rag.markup import terminal_safe, to_plain
+from rag.models.prompts import say
 from rag.progress import PlainProgress
 from rag.records import Grade
 
@@ -175,7 +176,7 @@ def print_references(answer, *, show_all: bool = False) -> None:
         err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
     cited = answer.cited_sources
     if cited:
-        out.print("\n[bold]Sources[/]")
+        out.print(f"\n[bold]{say('terminal.sources', answer.language)}[/]")
     for s in cited:
         print_paper(s)
     matched = {m.number for m in answer.matches}
@@ -192,7 +193,7 @@ def print_references(answer, *, show_all: bool = False) -> None:
             if show_all:
                 out.print(Text("    “" + terminal_safe(to_plain(sentences[s.number])) + "”", style="dim"))
     if answer.closest:
-        out.print("\n[bold]Closest papers (not cited)[/]")
+        out.print(f"\n[bold]{say('terminal.closest', answer.language)}[/]")
         for s in answer.closest:
             print_paper(s)
     if answer.choices:
@@ -202,7 +203,11 @@ def print_references(answer, *, show_all: bool = False) -> None:
         out.print("[dim]Answer with a number or words of a title.[/]")
     others = [s for s in answer.sources if s not in cited and s.number not in matched]
     if others and answer.covered and answer.form != "summary":
-        out.print("[dim]Also retrieved: " + "; ".join(f"[{s.number}] {safe(s.paper.display_title)}" for s in others) + "[/]")
+        out.print(
+            f"[dim]{say('terminal.also', answer.language)} "
+            + "; ".join(f"[{s.number}] {safe(s.paper.display_title)}" for s in others)
+            + "[/]"
+        )
 
 
 def print_paper(source) -> None:

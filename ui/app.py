@@ -2,13 +2,15 @@
 
 import streamlit as st
 
+from ui.common import t
+
 st.set_page_config(page_title="PaperChat", page_icon="📄", layout="wide")
 PAGES = [
-    st.Page("chat.py", title="Chat", icon=":material/chat:", default=True),
-    st.Page("library.py", title="Library", icon=":material/library_books:"),
-    st.Page("table.py", title="Table", icon=":material/table:"),
-    st.Page("map.py", title="Map", icon=":material/scatter_plot:"),
-    st.Page("evaluate.py", title="Evaluate", icon=":material/analytics:"),
+    st.Page("chat.py", title=t("nav.chat"), icon=":material/chat:", default=True),
+    st.Page("library.py", title=t("nav.library"), icon=":material/library_books:"),
+    st.Page("table.py", title=t("nav.table"), icon=":material/table:"),
+    st.Page("map.py", title=t("nav.map"), icon=":material/scatter_plot:"),
+    st.Page("evaluate.py", title=t("nav.evaluate"), icon=":material/analytics:"),
 ]
 page = st.navigation(PAGES, position="top")
 # On a phone Streamlit folds the top navigation into the sidebar, behind a small "»", and the

@@ -24,6 +24,7 @@ from rag.corpus.reading import load_corpus
 from rag.errors import BackendError
 from rag.export import conversation_bibtex, conversation_markdown, scope_items, table_csv, table_markdown_text
 from rag.markup import defuse_markdown, escape_markdown, highlighted, marked, to_markdown, to_plain
+from rag.models.prompts import say
 from rag.question.examples import example_questions
 from rag.question.followup import with_choice
 from rag.records import ComparisonTable, Grade, QuestionAnalysis, Relevance
@@ -39,6 +40,7 @@ from ui.common import (
     relevance_markdown,
     show_byline,
     show_error,
+    t,
     title_markdown,
 )
 from ui.conversations import conversations_section, current_history, save_turn
@@ -184,29 +186,31 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
         filters, k = choose_filters(stats, assistant.settings.k)
         if history:
             export(history)
-        with st.expander("About this index"):
+        with st.expander(t("sidebar.about")):
             papers, chunks, categories = st.columns(3)
-            papers.metric("Papers", stats.papers)
-            chunks.metric("Chunks", stats.chunks)
-            categories.metric("Categories", len(stats.categories))
-            st.caption(f"Embeddings: {escape_markdown(stats.embedding_model)}")
-            st.caption(f"Stored at: {escape_markdown(stats.location)}")
-            st.markdown(f"**Answers by** {escape_markdown(assistant.backend.label)}")
+            papers.metric(t("sidebar.papers"), stats.papers)
+            chunks.metric(t("sidebar.chunks"), stats.chunks)
+            categories.metric(t("sidebar.categories"), len(stats.categories))
+            st.caption(t("sidebar.embeddings", model=escape_markdown(stats.embedding_model)))
+            st.caption(t("sidebar.stored", location=escape_markdown(stats.location)))
+            st.markdown(t("sidebar.answers_by", label=escape_markdown(assistant.backend.label)))
             st.caption(escape_markdown(assistant.backend.reason))
     return filters, k
 
 
 def export(history: Sequence[Answer]) -> None:
-    st.subheader("Export")
+    st.subheader(t("sidebar.export"))
     exported = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     st.download_button(
-        "Conversation (Markdown)",
+        t("sidebar.export_markdown"),
         conversation_markdown(history, exported=exported),
         file_name="paperchat.md",
         mime="text/markdown",
     )
     cited = conversation_bibtex(history, exported=exported)
-    st.download_button("Cited papers (BibTeX)", cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited)
+    st.download_button(
+        t("sidebar.export_bibtex"), cited, file_name="paperchat.bib", mime="application/x-bibtex", disabled=not cited
+    )
 
 
 # --- answers ----------------------------------------------------------------------------------
@@ -251,7 +255,9 @@ def render_scope(answer: Answer) -> None:
     if answer.answered_by:
         chips.append(f":violet-badge[:material/smart_toy: {escape_markdown(answer.answered_by)}]")
     if answer.standalone_question != answer.question:
-        chips.append(f":orange-badge[:material/edit: searched for “{escape_markdown(answer.standalone_question)}”]")
+        chips.append(
+            f":orange-badge[:material/edit: {t('chat.searched_chip', question=escape_markdown(answer.standalone_question))}]"
+        )
     if chips:
         st.markdown(" ".join(chips), help=escape_markdown(" · ".join(scope_items(answer))))
 
@@ -265,7 +271,7 @@ def render_searched_for(question: str, standalone: str, analysis: QuestionAnalys
     if analysis is not None:
         parts.append(analysis.summary_line)
     if parts:
-        st.caption("Searched for: " + escape_markdown(" · ".join(parts)))
+        st.caption(t("chat.searched_for", what=escape_markdown(" · ".join(parts))))
 
 
 def anchor(turn: int, number: int) -> str:
@@ -280,7 +286,12 @@ def render_answer(answer: Answer, turn: int) -> None:
     # [n] becomes a link to its evidence card whose hover shows the title and supporting sentence.
     links = {n: (f"#{anchor(turn, n)}", tip) for n, tip in citation_tips(answer).items()}
     if answer.grade is not None:
-        st.badge(answer.grade.value, color=GRADE_COLORS[answer.grade], help=grade_label(answer.grade, answer.language))
+        # The grade is the answer's own word: in its question's language, as its note is.
+        st.badge(
+            say(f"grade.{answer.grade.name.lower()}", answer.language),
+            color=GRADE_COLORS[answer.grade],
+            help=grade_label(answer.grade, answer.language),
+        )
     if answer.note:
         # What no abstract holds comes first: the quotes after it are what they do say.
         st.info(escape_markdown(answer.note), icon=":material/info:")
@@ -288,16 +299,14 @@ def render_answer(answer: Answer, turn: int) -> None:
     render_choices(answer, turn)
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        st.warning(
-            f"Sentences marked *(no such source)* cited {numbers}, which name no retrieved paper: the citation was held back."
-        )
+        st.warning(t("chat.invalid", numbers=numbers))
     if answer.unsupported:
         numbers = ", ".join(dict.fromkeys(f"[{c.number}]" for c in answer.unsupported))
-        st.warning(f"Citations marked *(unsupported)* name a paper whose abstract does not support the claim: {numbers}")
+        st.warning(t("chat.unsupported", numbers=numbers))
     if answer.covered and answer.uncited:
-        st.warning("This answer cites no source: treat it as unsupported.")
+        st.warning(t("chat.uncited"))
     if answer.cut_off:
-        st.error(f"Answer cut off: {escape_markdown(answer.cut_off)}", icon=":material/content_cut:")
+        st.error(t("chat.cut_off", reason=escape_markdown(answer.cut_off)), icon=":material/content_cut:")
         offer_offline(Request(answer.question, offline=True), key=f"offline-{turn}")
     if answer.table is not None:
         render_table_downloads(answer.table, turn)
@@ -308,16 +317,16 @@ def render_answer(answer: Answer, turn: int) -> None:
 def offer_table(answer: Answer, turn: int) -> None:
     ids = answer_papers(answer)
     if ids and st.button(
-        "Open as a table",
+        t("chat.open_table"),
         key=f"open-table-{turn}",
         icon=":material/table:",
-        help="A column per question of yours, a cited cell per paper",
+        help=t("chat.open_table_help"),
     ):
         open_table(SentRows(f"“{answer.question}”, the papers the chat's answer lists", tuple(ids)))
 
 
 def offer_offline(request: Request, *, key: str) -> None:
-    st.button("Answer from the abstracts instead", key=key, icon=":material/format_quote:", on_click=ask_next, args=(request,))
+    st.button(t("chat.offline"), key=key, icon=":material/format_quote:", on_click=ask_next, args=(request,))
 
 
 def render_choices(answer: Answer, turn: int) -> None:
@@ -330,7 +339,7 @@ def render_choices(answer: Answer, turn: int) -> None:
 
 def render_table_downloads(table: ComparisonTable, turn: int) -> None:
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption("Download the table:", width="content")
+        st.caption(t("chat.download_table"), width="content")
         st.download_button(
             "CSV",
             table_csv(table),
@@ -355,7 +364,7 @@ def render_evidence(answer: Answer, turn: int) -> None:
     closest papers of a decline, then the papers retrieved but not cited, weak ones greyed."""
     cited = {s.number for s in answer.cited_sources}
     if cited:
-        st.markdown("**Evidence**")
+        st.markdown(f"**{t('chat.evidence')}**")
     for i, source in enumerate(answer.cited_sources):
         citations = [c for c in answer.citations if c.number == source.number and c.support]
         supports = dict.fromkeys(c.support for c in citations if c.supported)
@@ -373,16 +382,16 @@ def render_evidence(answer: Answer, turn: int) -> None:
     matched = {m.number: m for m in answer.matches}
     more = [s for s in answer.sources if s.number in matched and s.number not in cited]
     if more:
-        with st.expander(f"All {len(matched)} matching papers ({len(more)} more than shown)"):
+        with st.expander(t("chat.all_matching", n=len(matched), more=len(more))):
             for source in [s for s in answer.sources if s.number in matched]:
                 st.markdown(f"[{source.number}] **{title_markdown(source.paper)}**")
                 st.caption(to_markdown(matched[source.number].sentence))
     if answer.closest:
-        with st.expander(f"Closest papers, not cited ({len(answer.closest)})", expanded=True):
+        with st.expander(t("chat.closest", n=len(answer.closest)), expanded=True):
             render_paper_list(answer, answer.closest)
     others = [s for s in answer.sources if s.number not in cited and s.number not in matched]
     if others and answer.form != "summary":
-        with st.expander(f"Retrieved but not cited ({len(others)})"):
+        with st.expander(t("chat.retrieved", n=len(others))):
             render_paper_list(answer, others)
 
 
@@ -405,7 +414,7 @@ def render_paper(
     if relevance is not None:
         st.caption(relevance_markdown(relevance))
     for claim in unsupported:
-        st.error(f"This paper's abstract does not support the claim “{escape_markdown(claim)}”.", icon=":material/block:")
+        st.error(t("chat.not_supported", claim=escape_markdown(claim)), icon=":material/block:")
     abstract, elsewhere = highlighted(paper.abstract, supports)
     # A support found outside the abstract (its title) is shown on its own, highlighted as well.
     for sentence in elsewhere:
@@ -415,7 +424,7 @@ def render_paper(
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
     buttons.button("Summarize", key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
     if paper.url.startswith(("https://", "http://")):
-        buttons.link_button("Open the paper", paper.url, icon=":material/open_in_new:")
+        buttons.link_button(t("chat.open_paper"), paper.url, icon=":material/open_in_new:")
     elif paper.url:
         st.caption(escape_markdown(paper.url))
 
@@ -444,7 +453,7 @@ def answer_live(assistant: Assistant, request: Request, history: Sequence[Answer
                 events = assistant.stream_summary(request.summary_of)
             else:
                 events = assistant.stream(request.text, history=history, filters=filters, k=k)
-            with st.spinner("Searching the papers…"):
+            with st.spinner(t("chat.searching")):
                 sources: SourcesEvent = next(events)  # rag.answering.chain's streams open with the sources
             render_searched_for(request.text, sources.standalone_question, sources.analysis)
             # At full width: where its evidence goes is known once the answer is whole.
@@ -454,7 +463,7 @@ def answer_live(assistant: Assistant, request: Request, history: Sequence[Answer
                 st.info(escape_markdown(sources.note), icon=":material/info:")
             if sources.sources and assistant.backend.chat_model is not None:
                 waiting = st.empty()
-                waiting.caption(f"Waiting for {escape_markdown(assistant.backend.who)}…")
+                waiting.caption(t("chat.waiting", who=escape_markdown(assistant.backend.who)))
             stream = AnswerStream(events, waiting)
             show_stream(stream, defuse=assistant.backend.chat_model is not None)
         except PaperChatError as error:
@@ -483,10 +492,10 @@ def render_first_screen(assistant: Assistant) -> None:
     if not asks:
         bundled = assistant.settings.bundled_corpus
         st.info(
-            f"The index at {escape_markdown(assistant.index.location)} is empty: add papers to ask about them.",
+            t("chat.empty_index", location=escape_markdown(assistant.index.location)),
             icon=":material/inventory_2:",
         )
-        if bundled.is_file() and st.button("Index the bundled papers", type="primary", icon=":material/download:"):
+        if bundled.is_file() and st.button(t("chat.index_bundled"), type="primary", icon=":material/download:"):
             try:
                 loaded = load_corpus(bundled)
             except PaperChatError as error:
@@ -494,9 +503,9 @@ def render_first_screen(assistant: Assistant) -> None:
                 return
             if ingest_with_progress(assistant.index, loaded) is not None:
                 st.rerun()
-        st.caption("Or add your own on the Library page, or with `paperchat ingest FILE`.")
+        st.caption(t("chat.or_add"))
         return
-    st.markdown("Try one of these:")
+    st.markdown(t("chat.try"))
     for i, ask in enumerate(asks):
         st.button(escape_markdown(ask.text), key=f"example-{i}", on_click=ask_next, args=(ask,), icon=":material/arrow_forward:")
 
@@ -528,7 +537,7 @@ def chat() -> None:
     # Drawn before the index and the model load, so the box is there to type into at once; an
     # empty index (as the last run found it) takes no question.
     empty = st.session_state.get("index-empty", False)
-    typed = st.chat_input("Add papers to ask about them" if empty else "Ask about the papers", disabled=empty)
+    typed = st.chat_input(t("chat.add_first") if empty else t("chat.ask"), disabled=empty)
     try:
         assistant = load_assistant()
         history = current_history(assistant.settings)
@@ -542,10 +551,7 @@ def chat() -> None:
         show_error(error)
         st.stop()
     if not empty:
-        st.caption(
-            f"Ask about {escape_markdown(assistant.index.scope_summary(filters))}. Every claim cites its paper: "
-            "hover over a [n] to see the sentence it rests on, click or tap it to open the paper's abstract."
-        )
+        st.caption(t("chat.scope", scope=escape_markdown(assistant.index.scope_summary(filters))))
     for turn, answer in enumerate(history):
         render_turn(answer, turn)
 

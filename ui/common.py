@@ -10,6 +10,7 @@ import streamlit as st
 from rag import Assistant, Filters, Index, IngestReport, LoadResult, Paper, PaperChatError, Settings
 from rag.export import venue_year
 from rag.markup import escape_markdown, to_markdown
+from rag.models.prompts import say
 from rag.records import IndexStats, Relevance
 
 ALL = "All"
@@ -19,13 +20,35 @@ MAX_K = 20
 _FILTER_KEYS = ("filter-category", "filter-venue", "filter-years", "filter-author", "filter-k")
 
 
+@st.cache_resource
+def app_settings() -> Settings:
+    """The one settings object, read once per process."""
+    return Settings()
+
+
 @st.cache_resource(show_spinner="Loading the index and the embedding model…")
 def load_assistant() -> Assistant:
     """Settings, index, embedding model and backend: made once per process, shared by sessions and pages."""
-    settings = Settings()
+    settings = app_settings()
     assistant = Assistant(Index.open(settings), settings)
     assistant.warm_up()
     return assistant
+
+
+def language() -> str:
+    """The app's language: the setting (PAPERCHAT_LANG), or the browser's where it is auto."""
+    try:
+        chosen = app_settings().language
+    except PaperChatError:  # a bad setting: the page that loads the index says which
+        chosen = "auto"
+    if chosen == "auto":
+        chosen = "zh" if (st.context.locale or "").casefold().startswith("zh") else "en"
+    return chosen
+
+
+def t(key: str, **fields: object) -> str:
+    """The app's words for `key` in its language (prompts/ui.json, prompts/zh/ui.json)."""
+    return say(key, language(), **fields)
 
 
 def show_error(error: PaperChatError) -> None:
@@ -122,14 +145,14 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
         # kept as the user's, so the filters survive a visit to another page.
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
-    st.subheader("Filters")
+    st.subheader(t("filters.title"))
     category = st.selectbox(
-        "Category",
+        t("filters.category"),
         [ALL, *stats.categories],
         format_func=lambda c: c if c == ALL else f"{c} ({stats.categories[c]})",
         key="filter-category",
     )
-    venue = st.selectbox("Venue", [ALL, *stats.venues], key="filter-venue") if stats.venues else ALL
+    venue = st.selectbox(t("filters.venue"), [ALL, *stats.venues], key="filter-venue") if stats.venues else ALL
     first, last = min(stats.years, default=None), max(stats.years, default=None)
     # Defaults go in the session state, not the widgets: a widget given both warns on every page switch.
     st.session_state.setdefault("filter-k", min(default_k, MAX_K))
@@ -139,9 +162,9 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
         chosen = st.session_state.get("filter-years")
         if chosen is None or not first <= chosen[0] <= chosen[1] <= last:  # first use, or the corpus changed
             st.session_state["filter-years"] = (first, last)
-        low, high = st.slider("Years", first, last, key="filter-years")
-    author = st.text_input("Author", placeholder="a name, or a word of one", key="filter-author")
-    k = st.slider("Papers to retrieve", 1, MAX_K, key="filter-k")
+        low, high = st.slider(t("filters.years"), first, last, key="filter-years")
+    author = st.text_input(t("filters.author"), placeholder=t("filters.author_hint"), key="filter-author")
+    k = st.slider(t("filters.k"), 1, MAX_K, key="filter-k")
     filters = Filters(
         category=None if category == ALL else category,
         venue=None if venue == ALL else venue,

@@ -16,7 +16,7 @@ import streamlit as st
 from rag import Answer, ConversationStore, PaperChatError, Settings
 from rag.conversations import ConversationSummary, row_dates, row_titles
 from rag.markup import escape_markdown
-from ui.common import show_error
+from ui.common import show_error, t
 
 PARAM = "c"
 # More rows than this scroll in a box of their own, so the filters below stay in reach.
@@ -63,15 +63,15 @@ def conversations_section(settings: Settings) -> None:
     opened with a click and renamed or deleted from its menu; and, once there is a conversation
     to leave, a new one."""
     store = ConversationStore(settings.conversations_dir)
-    st.subheader("Conversations")
+    st.subheader(t("conversations.title"))
     if st.session_state.get("history"):
-        st.button("New conversation", key="conversation-new", icon=":material/add:", on_click=start_new)
+        st.button(t("conversations.new"), key="conversation-new", icon=":material/add:", on_click=start_new)
     error = st.session_state.pop("conversation_error", None)
     if error is not None:
         show_error(error)
     listing = store.list()
     if not listing.conversations:
-        st.caption("Each question you ask is saved here, with its answer.")
+        st.caption(t("conversations.empty"))
     rows = st.container(height=320) if len(listing.conversations) > SHOWN else st.container()
     dates = row_dates(listing.conversations, reader_now())
     current = st.session_state.get("conversation")
@@ -80,7 +80,7 @@ def conversations_section(settings: Settings) -> None:
         for summary, date, title in zip(listing.conversations, dates, titles, strict=True):
             conversation_row(store, summary, date, title, current=summary.id == current)
     for skipped in listing.skipped:
-        st.caption(escape_markdown(f"Not listed: {skipped} ({skipped.hint})"))
+        st.caption(escape_markdown(t("conversations.not_listed", file=skipped, hint=skipped.hint)))
 
 
 def reader_now() -> datetime:
@@ -95,7 +95,7 @@ def reader_now() -> datetime:
 def conversation_row(store: ConversationStore, summary: ConversationSummary, date: str, shown: str, *, current: bool) -> None:
     id = summary.id
     title, more = st.columns([5, 1], vertical_alignment="center")
-    questions = "1 question" if summary.turns == 1 else f"{summary.turns} questions"
+    questions = t("conversations.one_question") if summary.turns == 1 else t("conversations.questions", n=summary.turns)
     # The date first: a long title is cut at the button's end, and the date tells rows apart.
     date = escape_markdown(date) if current else f":gray[{escape_markdown(date)}]"
     title.button(
@@ -107,20 +107,27 @@ def conversation_row(store: ConversationStore, summary: ConversationSummary, dat
         icon=":material/chat:" if current else None,
         width="stretch",
         # The whole title: the button cuts a long one to its width.
-        help=f"{escape_markdown(summary.title)} — {questions}, the last on {summary.updated.astimezone(UTC):%Y-%m-%d %H:%M} UTC",
+        help=t(
+            "conversations.row_help",
+            title=escape_markdown(summary.title),
+            questions=questions,
+            when=f"{summary.updated.astimezone(UTC):%Y-%m-%d %H:%M}",
+        ),
     )
     # Drawn only while open: a long list would otherwise send four widgets per row on every rerun.
     menu = more.popover(
-        "", icon=":material/more_vert:", help="Rename or delete", key=f"conversation-menu-{id}", on_change="rerun"
+        "", icon=":material/more_vert:", help=t("conversations.menu"), key=f"conversation-menu-{id}", on_change="rerun"
     )
     if not menu.open:
         return
     with menu:
-        st.text_input("Title", value=summary.title, key=f"conversation-title-{id}")
-        st.button("Rename", key=f"conversation-rename-{id}", on_click=rename, args=(store, id))
+        st.text_input(t("conversations.title_field"), value=summary.title, key=f"conversation-title-{id}")
+        st.button(t("conversations.rename"), key=f"conversation-rename-{id}", on_click=rename, args=(store, id))
         # Deleting cannot be undone: it waits for this box to be ticked.
-        sure = st.checkbox("Delete for good", key=f"conversation-sure-{id}")
-        st.button("Delete", key=f"conversation-delete-{id}", disabled=not sure, on_click=delete, args=(store, id))
+        sure = st.checkbox(t("conversations.sure"), key=f"conversation-sure-{id}")
+        st.button(
+            t("conversations.delete"), key=f"conversation-delete-{id}", disabled=not sure, on_click=delete, args=(store, id)
+        )
 
 
 # Callbacks: each runs before the rerun its button causes, so that rerun draws the result.

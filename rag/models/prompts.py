@@ -41,3 +41,15 @@ def listed(items: Sequence[str], language: str = "en") -> str:
     """Phrases as a sentence in `language` names them: “a”, “b” or “c”; “a”、“b”或“c”."""
     words = listing_words(language)
     return quoted_listing(items, last=words["or"], between=words["between"])
+
+
+@lru_cache(maxsize=8)
+def catalogue(language: str = "en", directory: Path = PROMPTS_DIR) -> dict[str, str]:
+    """The app's and the terminal's words in `language`, by key (prompts/ui.json,
+    prompts/zh/ui.json): the same keys in each, a string an entry, `{field}` for what is filled in."""
+    return json.loads(_read("ui.json", directory, language))
+
+
+def say(key: str, language: str = "en", **fields: object) -> str:
+    """The catalogue's `key` in `language`, its fields filled in."""
+    return catalogue(language)[key].format(**fields)

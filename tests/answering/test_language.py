@@ -49,3 +49,18 @@ def test_a_decline_and_a_best_match_speak_chinese_with_chinese_listings():
     )
     assert grade_label(Grade.BEST_MATCH, "zh").startswith("最接近") and grade_label(Grade.BEST_MATCH).startswith("best match")
     assert listed(["a", "b"], "zh") == "“a”或“b”" and listed(["a", "b", "c"]) == "“a”, “b” or “c”"
+
+
+def test_the_app_s_catalogue_has_every_key_it_uses_in_both_languages_with_the_same_blanks():
+    from rag.models.prompts import catalogue
+
+    english, chinese = catalogue("en"), catalogue("zh")
+    assert english.keys() == chinese.keys()
+    for key, text in english.items():
+        assert set(PLACEHOLDER.findall(text)) == set(PLACEHOLDER.findall(chinese[key])), key
+    code = "\n".join(p.read_text(encoding="utf-8") for folder in ("rag", "ui") for p in (ROOT / folder).rglob("*.py"))
+    # Keys are dotted ("chat.ask"); f"grade.{...}" is each grade's.
+    used = set(re.findall(r"""\b(?:t|say)\(\s*f?["']([a-z_]+\.[\w.]*)""", code))
+    assert "grade." in used and {"nav.chat", "chat.ask", "conversations.new", "terminal.sources"} <= used
+    used = (used - {"grade."}) | {f"grade.{g.name.lower()}" for g in Grade}
+    assert used <= english.keys(), sorted(used - english.keys())

@@ -143,6 +143,8 @@ def test_the_conversation_survives_a_reload_and_fits_a_phone(page, browser):
     # The pages are links above the page, not behind the sidebar's "»" (issue 36); a tap
     # changes the page with nothing over it. At 1400 px the top navigation shows instead.
     pages = phone.locator(".st-key-phone-pages")
+    # Drawn by the app's frame, which may come after the page's messages: waited for, not timed.
+    pages.get_by_role("link").nth(4).wait_for(timeout=30_000)
     assert [t.split()[-1] for t in pages.get_by_role("link").all_inner_texts()] == ["Chat", "Library", "Table", "Map", "Evaluate"]
     pages.get_by_role("link", name="Library").click()
     phone.get_by_text("Search the papers").wait_for(timeout=60_000)
@@ -565,3 +567,16 @@ def test_chat_a_follow_up_is_on_top_while_its_answer_is_still_coming(browser, tm
             settled(page, 1)
             page.screenshot(path=ARTIFACTS / "17-follow-up-answered.png")
             page.close()
+
+
+def test_a_browser_in_chinese_gets_the_app_in_chinese(browser, server):
+    """The app's language follows the browser's (PAPERCHAT_LANG unset): the pages, the chat box
+    and a Chinese question's answer are in Chinese, its quotes in the abstract's English."""
+    page = fresh_chat(browser, server, LAPTOP, locale="zh-CN")
+    assert page.get_by_test_id("stChatInputTextArea").get_attribute("placeholder") == "就这些论文提问"
+    assert page.get_by_role("link", name="文献库").first.is_visible()
+    answer, _, _ = ask(page, "有没有让每个词只用一部分注意力头的工作？", 0)
+    page.wait_for_function(QUESTION_ON_TOP, arg=1, timeout=30_000)
+    assert "最接近的是 MoH [1]" in answer.inner_text() and "Mixture-of-Head attention" in answer.inner_text()
+    page.screenshot(path=ARTIFACTS / "18-chat-chinese.png")
+    page.close()

@@ -377,3 +377,16 @@ def test_the_corpus_chip_and_the_caption_count_the_papers_the_filters_leave(open
     # A filter stated in the question counts too.
     reply = ask(open_app(), "Which papers by Yuan are about attention?").chat_message[1]
     assert reply.markdown[0].value.startswith(":gray-badge[:material/library_books: 1 of 20 ICML 2025 papers]")
+
+
+def test_the_app_speaks_chinese_when_set_and_a_chinese_question_is_answered_in_chinese(fresh_assistant, open_app):
+    at = open_app(PAPERCHAT_LANG="zh")
+    assert plain(at.caption[0].value).startswith("可就") and "每个论断都引用了它的论文" in plain(at.caption[0].value)
+    assert at.chat_input[0].placeholder == "就这些论文提问"
+    assert {"对话记录", "筛选"} <= {s.value for s in at.sidebar.subheader}
+    at.chat_input[0].set_value("有没有让每个词只用一部分注意力头的工作？").run()
+    assert not at.exception
+    answer = at.chat_message[1]
+    assert "最接近的是 MoH [1]" in " ".join(plain(i.value) for i in answer.info)
+    # The quotes are the abstract's own English.
+    assert "Mixture-of-Head attention" in " ".join(m.value for m in answer.markdown)
