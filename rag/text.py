@@ -190,6 +190,16 @@ def _quote_break_points(text: str) -> list[int]:
     return [m.end() for m in _QUOTE_BREAK.finditer(text)]
 
 
+# Chinese and Japanese end a sentence with a full-width stop, and no space follows it: pysbd
+# (English) never breaks there. A closing quote or bracket, and a citation marker, stay with it.
+_FULL_WIDTH_STOP = re.compile(r"[。！？]+[”’」』）]*(?:\s*\[[^\]\n]{1,20}\])?")
+
+
+def _full_width_stop_points(text: str) -> list[int]:
+    """Offsets just after each full-width sentence end."""
+    return [m.end() for m in _FULL_WIDTH_STOP.finditer(text)]
+
+
 def _in_url_like_token(text: str, position: int) -> bool:
     """Whether `position` sits in a URL, e-mail or path, where "name.Capital" is no sentence break."""
     start, end = position, position
@@ -275,7 +285,16 @@ def _ends_sentence(segment: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
-    cuts = sorted({0, *_glued_break_points(text), *_quote_break_points(text), *_block_break_points(text), len(text)})
+    cuts = sorted(
+        {
+            0,
+            *_glued_break_points(text),
+            *_quote_break_points(text),
+            *_full_width_stop_points(text),
+            *_block_break_points(text),
+            len(text),
+        }
+    )
     spans: list[tuple[int, int]] = []
     for start, end in pairwise(cuts):
         if text[start:end].strip():
@@ -314,6 +333,8 @@ def split_sentences(text: str) -> list[str]:
     - a pre-pass breaks where a period lacks its space ("generalization.We introduce"): a word
       ending in a lowercase letter, ".", then a capital; not after abbreviations ("et al.",
       "Fig."), not inside dotted abbreviations ("e.g.Foo"), URLs, e-mails or paths;
+    - a full-width stop ("。", "！", "？") always ends a sentence, with any closing quote and
+      citation marker after it;
     - Markdown blocks always separate: a blank line, a line opening a heading, list item, quote
       or table row, and the line after a title (a heading or an all-bold line). Any other single
       newline is a soft wrap (hard-wrapped arXiv abstracts) and becomes a space in the result;

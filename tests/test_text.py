@@ -239,3 +239,8 @@ def test_term_words_are_the_bm25_terms_with_each_word_as_written():
     assert [term for term, _ in pairs] == tokenize_terms(FLAT_LORA)
     assert ("lora", "LoRA") in pairs and ("bayesian", "Bayesian") in pairs
     assert term_words("the of and") == []
+
+
+def test_a_full_width_stop_ends_a_sentence_with_its_closing_quote_and_citation():
+    text = "MoH 把注意力头当作专家[1]。它说“只用一部分头。”[2]效果如何？好！"
+    assert split_sentences(text) == ["MoH 把注意力头当作专家[1]。", "它说“只用一部分头。”[2]", "效果如何？", "好！"]

@@ -50,6 +50,7 @@ from rag.question.followup import (
     resolve_references,
     stands_alone,
 )
+from rag.question.searchquery import acceptable_query
 from rag.records import (
     Answer,
     Answerability,
@@ -64,6 +65,7 @@ from rag.records import (
 )
 from rag.search.rerank import rank
 from rag.settings import Settings
+from rag.text import in_cjk, language_of
 
 __all__ = ["Assistant", "DoneEvent", "Event", "SourcesEvent", "StatusEvent", "TokenEvent", "about_selection"]
 
@@ -167,6 +169,16 @@ class Assistant:
         chain = PromptTemplate.from_template(load_prompt("condense")) | self.backend.chat_model | StrOutputParser()
         kept = acceptable_rewrite(self.backend.text(chain, {"history": transcript, "question": question}), question, history)
         return kept if kept is not None else resolve_by_rule(question, history, profile)
+
+    def search_query(self, standalone: str) -> str:
+        """What retrieval reads for `standalone`: itself, or, for a question in Chinese (or
+        Japanese, Korean) with a model, the English query the model writes, when it is a
+        plausible one (`rag.question.searchquery`)."""
+        if not in_cjk(standalone) or not isinstance(self.backend, ModelBackend):
+            return standalone
+        chain = PromptTemplate.from_template(load_prompt("search_query")) | self.backend.chat_model | StrOutputParser()
+        kept = acceptable_query(self.backend.text(chain, {"question": standalone}), standalone)
+        return kept if kept is not None else standalone
 
     def prepare(
         self, standalone: str, *, filters: Filters | None = None, k: int | None = None, widen: bool = True
@@ -289,7 +301,10 @@ class Assistant:
             return
 
         clock = time.perf_counter()
-        analysis, scope, evidence, answerability = self.prepare(standalone, filters=filters, k=k)
+        query = self.search_query(standalone)
+        timings["translate"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        analysis, scope, evidence, answerability = self.prepare(query, filters=filters, k=k)
         timings["retrieve"] = time.perf_counter() - clock
         if isinstance(self.backend, ModelBackend):
             answerability = for_model(answerability, floor=self.settings.model_floor)
@@ -311,7 +326,8 @@ class Assistant:
         sources do not answer says so in a form of its own (`model_declined`), shown as a decline."""
         answerability = request.answerability
         sources = tuple(request.sources) if answerability.answers else ()
-        language = request.analysis.language
+        # The question as asked: retrieval may have read an English query written for it.
+        language = language_of(request.question)
         note = partial_note(answerability, sources, language=language) if answerability.answers else ""
         yield SourcesEvent(request.question, sources, request.analysis, note=note)
         clock = time.perf_counter()

@@ -7,7 +7,7 @@
   ">", so a model's stray "</summary>" never reaches the answer. However the stream is cut into
   pieces, it shows what checking the whole answer at once gives.
 - `check_support` asks, of every citation, whether the cited sentence supports the claim (the
-  calibrated similarity judge's bar, or a copy of the sentence) and whether every number the
+  calibrated similarity judge's bar, its own for a claim in Chinese, or a copy of the sentence) and whether every number the
   claim states is in that sentence. `mark_unsupported` marks the markers that fail in the text.
 """
 
@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from rag.answering.citations import SUPPORT_THRESHOLD, marker_owners
+from rag.answering.citations import CROSSLINGUAL_SUPPORT_THRESHOLD, SUPPORT_THRESHOLD, marker_owners
 from rag.answering.markers import HELD_BACK_MARK, drop_invalid, settled, settled_head
 from rag.markup import to_plain
 from rag.records import Citation
+from rag.text import in_cjk
 
 __all__ = ["DECLINE_MARK", "UNSUPPORTED_MARK", "DeclineOpening", "StreamGuard", "check_support", "mark_unsupported"]
 
@@ -137,7 +138,8 @@ def check_support(citations: Sequence[Citation]) -> tuple[Citation, ...]:
     for citation in citations:
         support = to_plain(citation.support)
         missing = sorted(_numbers(citation.citing_sentence) - _numbers(support))
-        supported = citation.support_score >= SUPPORT_THRESHOLD and not missing
+        bar = CROSSLINGUAL_SUPPORT_THRESHOLD if in_cjk(citation.citing_sentence) else SUPPORT_THRESHOLD
+        supported = citation.support_score >= bar and not missing
         checked.append(citation.model_copy(update={"supported": supported, "unsupported_numbers": tuple(missing)}))
     return tuple(checked)
 

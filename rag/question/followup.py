@@ -55,6 +55,7 @@ __all__ = [
     "Reading",
     "acceptable_rewrite",
     "listed_papers",
+    "one_line",
     "read_references",
     "resolve_by_rule",
     "resolve_references",
@@ -423,16 +424,25 @@ def _subject(answer: Answer) -> set[str]:
     return _content(*split_context(answer.standalone_question), *(s.paper.display_title for s in _cited(answer)))
 
 
+def one_line(reply: str) -> str | None:
+    """A model's reply as one line of text: the tags wrapped around it dropped; None when it is
+    empty, spans lines, leaks the prompt ("User:") or keeps a tag inside."""
+    text = reply.strip()
+    while (unwrapped := _EDGE_TAG.sub("", text, count=1).strip()) != text:
+        text = unwrapped
+    if not text or "\n" in text or _LEAKED.search(text) or _TAG.search(text):
+        return None
+    return text
+
+
 def acceptable_rewrite(rewrite: str, question: str, history: Sequence[Answer]) -> str | None:
     """A model's rewrite of a follow-up as kept, or None when it is no plausible standalone
     question. Tags wrapped around it are dropped and the question inside kept; a tag left inside
     it rejects it. A follow-up that leans on the last answer ("how does this compare ...", "its
     results") must keep what that answer was about: a rewrite that drops it searches for
     something else."""
-    text = rewrite.strip()
-    while (unwrapped := _EDGE_TAG.sub("", text, count=1).strip()) != text:
-        text = unwrapped
-    if not text or "\n" in text or _LEAKED.search(text) or _TAG.search(text):
+    text = one_line(rewrite)
+    if text is None:
         return None
     previous = history[-1].standalone_question if history else ""
     limit = max(40, 2 * (len(question.split()) + len(previous.split())))

@@ -52,6 +52,29 @@ def test_follow_up_is_condensed_by_the_model(seed_index):
     assert second.sources[0].paper.title.startswith("MoH")
 
 
+def test_a_question_in_chinese_is_searched_by_the_models_english_query_and_answered_in_chinese(seed_index):
+    asked = "MoH 的注意力头是怎么选的？"
+    replies = iter(["How does MoH select which attention heads each token uses?", "MoH 让每个词元选择合适的注意力头[1]。"])
+    with FakeOpenAI(reply=lambda body: next(replies)) as server:
+        answer = model_assistant(seed_index, server.base_url).ask(asked)
+        query_request, answer_request = server.requests
+    assert asked in query_request["messages"][-1]["content"] and "English search query" in query_request["messages"][-1]["content"]
+    assert f"Question: {asked}" in answer_request["messages"][-1]["content"], "the model answers the question as asked"
+    assert answer.analysis.cleaned == "How does MoH select which attention heads each token uses?", "retrieval read the English query"
+    assert answer.sources[0].paper.title.startswith("MoH")
+    assert answer.language == "zh" and answer.grade == Grade.ANSWERS
+    assert [(c.number, c.supported) for c in answer.citations] == [(1, True)], "a Chinese claim checked against the English abstract"
+
+
+def test_a_models_query_that_drops_the_questions_name_is_not_searched(seed_index):
+    asked = "MoH 的注意力头是怎么选的？"
+    replies = iter(["How are attention heads selected?", "MoH 让每个词元选择合适的注意力头[1]。"])
+    with FakeOpenAI(reply=lambda body: next(replies)) as server:
+        answer = model_assistant(seed_index, server.base_url).ask(asked)
+    assert answer.analysis.cleaned == asked, "read by its meaning offline, as without a model"
+    assert answer.sources[0].paper.title.startswith("MoH")
+
+
 def test_a_refused_key_is_our_error_with_a_hint(seed_index):
     with FakeOpenAI(status=401) as server, pytest.raises(AuthenticationError) as caught:
         model_assistant(seed_index, server.base_url).ask("How can attention use fewer heads?")
