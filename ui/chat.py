@@ -322,7 +322,7 @@ def offer_table(answer: Answer, turn: int) -> None:
         icon=":material/table:",
         help=t("chat.open_table_help"),
     ):
-        open_table(SentRows(f"“{answer.question}”, the papers the chat's answer lists", tuple(ids)))
+        open_table(SentRows(t("chat.table_source", question=answer.question), tuple(ids)))
 
 
 def offer_offline(request: Request, *, key: str) -> None:
@@ -422,7 +422,7 @@ def render_paper(
     st.markdown(abstract)
     buttons = st.container(horizontal=True)
     summary = Request(f"Summarize “{paper.display_title}”", summary_of=paper.id)
-    buttons.button("Summarize", key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
+    buttons.button(t("chat.summarize"), key=key, on_click=ask_next, args=(summary,), icon=":material/summarize:")
     if paper.url.startswith(("https://", "http://")):
         buttons.link_button(t("chat.open_paper"), paper.url, icon=":material/open_in_new:")
     elif paper.url:

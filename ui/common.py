@@ -13,7 +13,7 @@ from rag.markup import escape_markdown, to_markdown
 from rag.models.prompts import say
 from rag.records import IndexStats, Relevance
 
-ALL = "All"
+ALL = "All"  # the filters' "any" choice: a value in the session state, shown as t("filters.all")
 MAX_K = 20
 # The filter widgets' keys: the chat and the library draw the same filters, and a choice made
 # on one page holds on the other.
@@ -26,9 +26,15 @@ def app_settings() -> Settings:
     return Settings()
 
 
-@st.cache_resource(show_spinner="Loading the index and the embedding model…")
 def load_assistant() -> Assistant:
-    """Settings, index, embedding model and backend: made once per process, shared by sessions and pages."""
+    """Settings, index, embedding model and backend: made once per process, shared by sessions and
+    pages; a spinner says so in the reader's language while they load (half a second or more)."""
+    with st.spinner(t("common.loading")):
+        return _assistant()
+
+
+@st.cache_resource(show_spinner=False)
+def _assistant() -> Assistant:
     settings = app_settings()
     assistant = Assistant(Index.open(settings), settings)
     assistant.warm_up()
@@ -69,14 +75,16 @@ def placement(paper: Paper) -> str:
 
 def show_byline(paper: Paper) -> None:
     """The paper's authors, then where it sits."""
-    st.markdown(escape_markdown(", ".join(paper.authors) or "Unknown authors"))
+    st.markdown(escape_markdown(", ".join(paper.authors) or t("common.unknown_authors")))
     if placement(paper):
         st.caption(escape_markdown(placement(paper)))
 
 
 def counted(n: int, noun: str) -> str:
-    """A count and its noun, agreeing: "1 paper", "2 papers", "1,200 cells"."""
-    return f"1 {noun}" if n == 1 else f"{n:,} {noun}s"
+    """A count of "paper" or "column" in the app's language: "1 paper", "1,200 papers", "3 列"."""
+    if noun == "column":
+        return t("count.column") if n == 1 else t("count.columns", n=f"{n:,}")
+    return t("count.paper") if n == 1 else t("count.papers", n=f"{n:,}")
 
 
 def relevance_markdown(relevance: Relevance | None) -> str:
@@ -84,15 +92,17 @@ def relevance_markdown(relevance: Relevance | None) -> str:
     sentence; a weak match says so."""
     if relevance is None:
         return ""
-    parts = [f"similarity {relevance.similarity:.2f}"]
+    parts = [t("relevance.similarity", score=f"{relevance.similarity:.2f}")]
     if relevance.matched:
-        parts.insert(0, "meets " + ", ".join(relevance.matched))
+        parts.insert(0, t("relevance.meets", terms=", ".join(relevance.matched)))
     if relevance.lacks and not relevance.weak:
-        parts.append("lacks " + ", ".join(relevance.lacks))
+        parts.append(t("relevance.lacks", terms=", ".join(relevance.lacks)))
     text = escape_markdown(" · ".join(parts))
     if relevance.weak:
-        return f":gray-badge[weak match] :gray[{text}]"
-    return f":orange-badge[partial match] {text}" if relevance.lacks else f":green-badge[match] {text}"
+        return f":gray-badge[{t('relevance.weak')}] :gray[{text}]"
+    if relevance.lacks:
+        return f":orange-badge[{t('relevance.partial')}] {text}"
+    return f":green-badge[{t('relevance.match')}] {text}"
 
 
 @dataclass(frozen=True)
@@ -149,10 +159,17 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
     category = st.selectbox(
         t("filters.category"),
         [ALL, *stats.categories],
-        format_func=lambda c: c if c == ALL else f"{c} ({stats.categories[c]})",
+        format_func=lambda c: t("filters.all") if c == ALL else f"{c} ({stats.categories[c]})",
         key="filter-category",
     )
-    venue = st.selectbox(t("filters.venue"), [ALL, *stats.venues], key="filter-venue") if stats.venues else ALL
+    venue = ALL
+    if stats.venues:
+        venue = st.selectbox(
+            t("filters.venue"),
+            [ALL, *stats.venues],
+            format_func=lambda v: t("filters.all") if v == ALL else v,
+            key="filter-venue",
+        )
     first, last = min(stats.years, default=None), max(stats.years, default=None)
     # Defaults go in the session state, not the widgets: a widget given both warns on every page switch.
     st.session_state.setdefault("filter-k", min(default_k, MAX_K))
@@ -178,11 +195,13 @@ def choose_filters(stats: IndexStats, default_k: int) -> tuple[Filters, int]:
 
 def ingest_with_progress(index: Index, loaded: LoadResult) -> IngestReport | None:
     """Index `loaded` under a progress bar; None, with the error shown, if the index stayed busy."""
-    bar = st.progress(0.0, text="Indexing…")
+    bar = st.progress(0.0, text=t("common.indexing"))
     try:
         return index.ingest(
             loaded,
-            progress=lambda done, total: bar.progress(done / total if total else 1.0, text=f"Indexing {done}/{total}"),
+            progress=lambda done, total: bar.progress(
+                done / total if total else 1.0, text=t("common.indexing_progress", done=done, total=total)
+            ),
             waiting=lambda text: bar.progress(0.0, text=escape_markdown(text)),
         )
     except PaperChatError as error:  # another process kept the index busy past the wait

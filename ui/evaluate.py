@@ -23,10 +23,11 @@ from rag.evaluation.report import PLOTS, agreement_text, incomplete, list_report
 from rag.evaluation.run import Run, evaluate
 from rag.evaluation.sets import SetFile, load_eval_set, load_upload, question_sets
 from rag.markup import defuse_markdown, escape_markdown, marked, to_markdown, to_plain
+from rag.records import Grade
 from rag.search.retrieval import RETRIEVERS
-from ui.common import load_assistant, show_error
+from ui.common import load_assistant, show_error, t
 
-UPLOAD = "Upload a question set…"
+UPLOAD = "Upload a question set…"  # the set choice's last option, shown as t("evaluate.upload")
 MAX_K = 50  # as `paperchat eval --k`
 
 
@@ -39,7 +40,7 @@ def unavailable(sets: list[SetFile]) -> None:
     for s in sets:
         needs.setdefault(s.corpus, []).append(s.name)
     for corpus, names in needs.items():
-        st.caption(escape_markdown(f"Not offered, as {corpus} is not on this machine: {', '.join(names)}."))
+        st.caption(escape_markdown(t("evaluate.not_offered", corpus=corpus, names=", ".join(names))))
 
 
 def run_form(assistant: Assistant) -> None:
@@ -47,22 +48,25 @@ def run_form(assistant: Assistant) -> None:
     listed = question_sets()
     sets = {s.name: s.path for s in listed if s.available}
     # The first is the default: a set of the papers that ship with PaperChat.
-    choice = st.selectbox("Question set", [*sets, UPLOAD], help="The .jsonl question sets and BEIR folders in eval/sets/")
+    choice = st.selectbox(
+        t("evaluate.set"),
+        [*sets, UPLOAD],
+        format_func=lambda c: t("evaluate.upload") if c == UPLOAD else c,
+        help=t("evaluate.set_help"),
+    )
     unavailable([s for s in listed if not s.available])
     upload = None
     if choice == UPLOAD:
-        upload = st.file_uploader(
-            "Question set file",
-            type=["jsonl"],
-            help='One JSON object per line: {"id": ..., "question": ..., "gold": [paper ids], "type": ...}',
-        )
-    st.markdown(f"**Backend:** {escape_markdown(assistant.backend.label)}")
+        upload = st.file_uploader(t("evaluate.set_file"), type=["jsonl"], help=t("evaluate.set_file_help"))
+    st.markdown(t("evaluate.backend", label=escape_markdown(assistant.backend.label)))
     left, middle, right = st.columns(3)
-    k = left.number_input("Papers per answer (k)", 1, MAX_K, min(assistant.settings.k, MAX_K))
-    retriever = middle.selectbox("Retriever", RETRIEVERS)
-    limit = right.number_input("Limit", min_value=1, value=None, placeholder="all questions", help="Only the first N questions")
-    ranking_only = st.checkbox("Ranking only", help="Score the rankings only; write no answers (fast)")
-    if not st.button("Run", type="primary", disabled=choice == UPLOAD and upload is None):
+    k = left.number_input(t("evaluate.k"), 1, MAX_K, min(assistant.settings.k, MAX_K))
+    retriever = middle.selectbox(t("evaluate.retriever"), RETRIEVERS)
+    limit = right.number_input(
+        t("evaluate.limit"), min_value=1, value=None, placeholder=t("evaluate.limit_hint"), help=t("evaluate.limit_help")
+    )
+    ranking_only = st.checkbox(t("evaluate.ranking_only"), help=t("evaluate.ranking_only_help"))
+    if not st.button(t("evaluate.run"), type="primary", disabled=choice == UPLOAD and upload is None):
         return
     try:
         eval_set = load_upload(upload.name, upload.getvalue()) if upload else load_eval_set(sets[choice])
@@ -73,11 +77,14 @@ def run_form(assistant: Assistant) -> None:
 
 def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, answers: bool, limit: int | None) -> Run:
     """As `paperchat eval` does (`rag.evaluation.run.evaluate`), with the chat's index, model and backend."""
-    with st.status(f"Evaluating {escape_markdown(eval_set.name)}…", expanded=True) as status:
+    with st.status(t("evaluate.evaluating", name=escape_markdown(eval_set.name)), expanded=True) as status:
         bar = st.progress(0.0)
 
-        def progress(what: str):
-            return lambda done, total: bar.progress(done / total if total else 1.0, text=f"{what} {done}/{total}")
+        def progress(what: str, **fields: object):
+            # `what`'s words, counting: "Asking 3/10".
+            return lambda done, total: bar.progress(
+                done / total if total else 1.0, text=t(what, done=done, total=total, **fields)
+            )
 
         run = evaluate(
             eval_set,
@@ -87,17 +94,19 @@ def run_set(assistant: Assistant, eval_set: EvalSet, *, k: int, retriever: str, 
             answers=answers,
             k=k,
             limit=limit,
-            indexing=progress(f"Indexing {eval_set.name}"),
-            asking=progress("Asking"),
+            indexing=progress("evaluate.indexing", name=eval_set.name),
+            asking=progress("evaluate.asking"),
         )
         report = run.report
         scored = (
-            f"{len(report.items) - report.failed} of {len(report.question_ids)} questions scored"
+            t("evaluate.scored", scored=len(report.items) - report.failed, total=len(report.question_ids))
             if incomplete(report)
-            else f"{len(report.items)} questions"
+            else t("evaluate.questions", n=len(report.items))
         )
         status.update(
-            label=f"{escape_markdown(eval_set.name)}: {scored}", state="error" if report.stopped else "complete", expanded=False
+            label=t("evaluate.done", name=escape_markdown(eval_set.name), scored=scored),
+            state="error" if report.stopped else "complete",
+            expanded=False,
         )
     return run
 
@@ -128,50 +137,61 @@ def render_report(folder: Path, *, key: str) -> None:
     st.subheader(escape_markdown(folder.name))
     st.caption(
         escape_markdown(
-            f"{report.set_name}: {len(report.question_ids)} questions · backend {report.backend}{model} · "
-            f"judge {report.judge or 'none (ranking only)'} · retriever {report.retriever} · "
-            f"answers see {report.k} papers, rankings scored {report.depth} deep · {report.created}"
+            t(
+                "evaluate.report_caption",
+                set=report.set_name,
+                n=len(report.question_ids),
+                backend=f"{report.backend}{model}",
+                judge=report.judge or t("evaluate.no_judge"),
+                retriever=report.retriever,
+                k=report.k,
+                depth=report.depth,
+                created=report.created,
+            )
         )
     )
     shortfall = incomplete(report)
     if shortfall:
-        st.warning(escape_markdown(f"Incomplete: {shortfall}.") + f" `paperchat eval --resume {folder}` asks them again.")
+        st.warning(t("evaluate.incomplete", shortfall=escape_markdown(shortfall), folder=folder))
     if report.judge_note:
         st.warning(escape_markdown(report.judge_note))
     for line in verdicts(report.metrics):
         st.markdown(escape_markdown(line))
+    metric, value, items, measures = t("evaluate.metric"), t("evaluate.value"), t("evaluate.items"), t("evaluate.measures")
     st.dataframe(
         [
             {
-                "metric": label(m),
-                "value": v,
-                "better": "lower" if m in LOWER_IS_BETTER else "higher",
-                "items": report.counts[m],
-                "what it measures": description(m),
+                metric: label(m),
+                value: v,
+                t("evaluate.better"): t("evaluate.lower") if m in LOWER_IS_BETTER else t("evaluate.higher"),
+                items: report.counts[m],
+                measures: description(m),
             }
             for m, v in report.metrics.items()
         ],
         column_config={
-            "value": st.column_config.NumberColumn(
-                format="%.3f", width="small", help="The mean over the questions it applies to"
-            ),
-            "items": st.column_config.NumberColumn(width="small", help="How many questions it applies to"),
-            "what it measures": st.column_config.TextColumn(width="large"),
+            value: st.column_config.NumberColumn(format="%.3f", width="small", help=t("evaluate.value_help")),
+            items: st.column_config.NumberColumn(width="small", help=t("evaluate.items_help")),
+            measures: st.column_config.TextColumn(width="large"),
         },
         hide_index=True,
         height="content",
     )
-    failed = [{"failed question": i.id, "question": i.question, "error": i.error} for i in report.items if i.error]
+    failed = [
+        {t("evaluate.failed_question"): i.id, t("evaluate.question"): i.question, t("evaluate.error"): i.error}
+        for i in report.items
+        if i.error
+    ]
     if failed:
         st.dataframe(failed, hide_index=True)
     if report.judge_agreement:
         st.markdown(escape_markdown(agreement_text(report)))
     if len(report.by_type) > 1:
-        st.markdown("**By question type**")
+        st.markdown(f"**{t('evaluate.by_type')}**")
         # A row per metric, as in the table above; the types are few, the metrics many.
         st.dataframe(
             [
-                {"metric": label(m), **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
+                {metric: label(m), **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
                 for m in report.metrics
                 if any(m in metrics for metrics in report.by_type.values())
             ],
@@ -181,9 +201,9 @@ def render_report(folder: Path, *, key: str) -> None:
             placeholder="",
         )
     render_questions(report, key=f"{key}-{folder.name}")
-    st.markdown("**Latency**")
+    st.markdown(f"**{t('evaluate.latency')}**")
     st.dataframe(
-        [{"stage": s, "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000} for s, v in report.latency.items()],
+        [{t("evaluate.stage"): s, "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000} for s, v in report.latency.items()],
         column_config={c: st.column_config.NumberColumn(format="%.0f") for c in ("p50 (ms)", "p95 (ms)")},
         hide_index=True,
         width="content",
@@ -191,7 +211,13 @@ def render_report(folder: Path, *, key: str) -> None:
     plots = [p for p in PLOTS if (folder / p).is_file()]
     # A folder may hold report.json alone (copied, or plots deleted), and st.tabs needs a tab.
     if plots:
-        for tab, plot in zip(st.tabs([p.removesuffix(".png").replace("_", " ") for p in plots]), plots, strict=True):
+        names = {
+            "metrics.png": t("evaluate.plot_metrics"),
+            "latency.png": t("evaluate.plot_latency"),
+            "by_type.png": t("evaluate.plot_by_type"),
+        }
+        tabs = st.tabs([names.get(p) or p.removesuffix(".png").replace("_", " ") for p in plots])
+        for tab, plot in zip(tabs, plots, strict=True):
             tab.image(str(folder / plot))
     json_col, md_col, _ = st.columns([1, 1, 3])
     json_col.download_button(
@@ -224,41 +250,46 @@ def render_questions(report: EvalReport, *, key: str) -> None:
         return
     metrics = checked_metrics(rows)
     counts = {ALL: len(rows), FAILED: len(failing(rows))} | {m: len(failing(rows, m)) for m in metrics}
-    names = {ALL: "All questions", FAILED: "Failures (any check)"} | {m: f"Failed: {label(m)}" for m in metrics}
-    st.markdown("**Questions**")
+    names = {ALL: t("evaluate.all_questions"), FAILED: t("evaluate.failures")} | {
+        m: t("evaluate.failed_check", metric=label(m)) for m in metrics
+    }
+    st.markdown(f"**{t('evaluate.questions_heading')}**")
     shown_by = st.selectbox(
-        "Show",
+        t("evaluate.show"),
         list(counts),
         format_func=lambda c: f"{names[c]} ({counts[c]})",
         key=f"{key}-show",
-        help="Every question, those that failed any check or failed to run, or those that failed one check",
+        help=t("evaluate.show_help"),
     )
     shown = rows if shown_by == ALL else failing(rows, None if shown_by == FAILED else shown_by)
     if not shown:
-        st.success("No question failed.")
+        st.success(t("evaluate.none_failed"))
         return
+    question, kind, result = t("evaluate.question"), t("evaluate.type"), t("evaluate.result")
+    grade, cited, gold = t("evaluate.grade"), t("evaluate.cited"), t("evaluate.gold")
+    results = {"error": t("evaluate.result_error"), "fail": t("evaluate.result_fail"), "pass": t("evaluate.result_pass")}
     event = st.dataframe(
         [
             {
                 "id": row.item.id,
-                "question": row.item.question,
-                "type": row.item.group,
-                "result": "error" if row.item.error else "fail" if row.failures else "pass",
-                "grade": row.item.grade,
+                question: row.item.question,
+                kind: row.item.group,
+                result: results["error" if row.item.error else "fail" if row.failures else "pass"],
+                grade: grade_word(row.item.grade),
                 **check_marks(row, metrics),
-                "cited": list(row.item.cited),
-                "gold": list(row.item.gold),
+                cited: list(row.item.cited),
+                gold: list(row.item.gold),
             }
             for row in shown
         ],
         column_config={
-            "question": st.column_config.TextColumn(width="large"),
-            "type": st.column_config.TextColumn(help="The question's type; for unanswerable questions, their kind"),
-            "result": st.column_config.TextColumn(help="fail: a check failed; error: the question failed to run"),
-            "grade": st.column_config.TextColumn(help="How sure the answer said it was: answers, best match or not found"),
+            question: st.column_config.TextColumn(width="large"),
+            kind: st.column_config.TextColumn(help=t("evaluate.type_help")),
+            result: st.column_config.TextColumn(help=t("evaluate.result_help")),
+            grade: st.column_config.TextColumn(help=t("evaluate.grade_help")),
             **{label(m): st.column_config.TextColumn(help=METRICS[m].check_help) for m in metrics},
-            "cited": st.column_config.ListColumn(help="The papers the answer cites"),
-            "gold": st.column_config.ListColumn(help="The papers a right answer rests on"),
+            cited: st.column_config.ListColumn(help=t("evaluate.cited_help")),
+            gold: st.column_config.ListColumn(help=t("evaluate.gold_help")),
         },
         # A selection is of a row of this very list: each filter keeps its own.
         key=f"{key}-questions-{shown_by}",
@@ -270,7 +301,13 @@ def render_questions(report: EvalReport, *, key: str) -> None:
     if selected:
         render_question(shown[selected[0]], ranking_only=report.backend == "retrieval")
     else:
-        st.caption("Select a row to see its answer, its evidence and why it failed.")
+        st.caption(t("evaluate.select_row"))
+
+
+def grade_word(grade: str) -> str:
+    """A question's grade as the chat's badge says it, in the app's language; blank as it is."""
+    known = {g.value: g for g in Grade}
+    return t(f"grade.{known[grade].name.lower()}") if grade in known else grade
 
 
 def check_marks(row: QuestionOutcome, metrics: list[str]) -> dict[str, str]:
@@ -290,46 +327,50 @@ def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
         if why:
             st.error("\n".join(f"- {escape_markdown(reason)}" for reason in why))
         elif row.checks:
-            st.success("Passed every check.")
+            st.success(t("evaluate.passed"))
         scored = [m for m in METRICS if m in row.scores]
         if scored:
-            st.caption("Scores: " + " · ".join(f"{label(m)} {row.scores[m]:.2f}" for m in scored))
-        st.markdown("**Answer**")
+            st.caption(t("evaluate.scores", scores=" · ".join(f"{label(m)} {row.scores[m]:.2f}" for m in scored)))
+        st.markdown(f"**{t('evaluate.answer')}**")
         if item.answer is not None:
             # The backend's Markdown, as the chat shows it; a model's links and images defused.
             st.markdown(defuse_markdown(item.answer))
         elif not item.error:
-            st.caption("None: the run ranked papers only." if ranking_only else "Not available: this report does not hold it.")
+            st.caption(t("evaluate.no_answer_ranking") if ranking_only else t("evaluate.no_answer_kept"))
         titles = {p.id: p.title for p in row.papers}
         if item.citations:
-            st.markdown("**Citations**")
+            st.markdown(f"**{t('evaluate.citations')}**")
         # A source cited by several sentences is named once, with each sentence and its support.
         by_number = {c.number: [d for d in item.citations if d.number == c.number] for c in item.citations}
         for number, citations in by_number.items():
             paper = citations[0].paper_id
-            gold = " · :green[gold]" if paper in item.gold else ""
+            gold = f" · :green[{t('evaluate.gold_mark')}]" if paper in item.gold else ""
             st.markdown(f"**[{number}]** {paper_title(paper, titles)}{gold}")
             for citation in citations:
-                st.caption(f"Cited for: {defuse_markdown(citation.citing_sentence)}")
+                st.caption(t("evaluate.cited_for", sentence=defuse_markdown(citation.citing_sentence)))
                 if citation.support:
-                    st.markdown(f"Supporting sentence: {marked(citation.support)}")
+                    st.markdown(t("evaluate.support", sentence=marked(citation.support)))
                 if not citation.supported:
-                    st.caption(":red[Marked unsupported when the answer was checked: this sentence does not bear out the claim.]")
-        st.markdown("**Papers**")
+                    st.caption(f":red[{t('evaluate.marked_unsupported')}]")
+        st.markdown(f"**{t('evaluate.papers')}**")
         # "listed" says more than "cited" only for a collection's further matches.
         listing = any(p.listed != p.cited for p in row.papers)
+        listed, rank = t("evaluate.listed"), t("evaluate.rank")
         st.dataframe(
             [
-                {"paper": to_plain(p.title) or p.id, "id": p.id, "gold": p.gold, "cited": p.cited}
-                | ({"listed": p.listed} if listing else {})
-                | {"rank": p.rank}
+                {
+                    t("evaluate.paper"): to_plain(p.title) or p.id,
+                    "id": p.id,
+                    t("evaluate.gold"): p.gold,
+                    t("evaluate.cited"): p.cited,
+                }
+                | ({listed: p.listed} if listing else {})
+                | {rank: p.rank}
                 for p in row.papers
             ],
             column_config={
-                "rank": st.column_config.NumberColumn(help="Its place in the ranking scored; blank when not in it"),
-                "listed": st.column_config.CheckboxColumn(
-                    help="Given by the answer: cited, or among a collection's further matches"
-                ),
+                rank: st.column_config.NumberColumn(help=t("evaluate.rank_help")),
+                listed: st.column_config.CheckboxColumn(help=t("evaluate.listed_help")),
             },
             hide_index=True,
             height="content",
@@ -343,21 +384,21 @@ def paper_title(paper_id: str, titles: dict[str, str]) -> str:
 
 
 def past_reports() -> None:
-    st.header("Past reports")
+    st.header(t("evaluate.past"))
     reports = load_assistant().settings.reports_dir
     folders = list_reports(reports)
     if not folders:
-        st.caption(escape_markdown(f"No reports under {reports} yet."))
+        st.caption(escape_markdown(t("evaluate.no_reports", folder=reports)))
         return
     names = {f.name: f for f in folders}
-    shown = st.selectbox("View a report", names, index=None, placeholder="Choose a report")
+    shown = st.selectbox(t("evaluate.view"), names, index=None, placeholder=t("evaluate.choose_report"))
     if shown:
         render_report(names[shown], key="past")
 
-    st.subheader("Compare two reports")
+    st.subheader(t("evaluate.compare"))
     left, right = st.columns(2)
-    before = left.selectbox("A", names, index=None, placeholder="Choose a report")
-    after = right.selectbox("B", names, index=None, placeholder="Choose a report")
+    before = left.selectbox("A", names, index=None, placeholder=t("evaluate.choose_report"))
+    after = right.selectbox("B", names, index=None, placeholder=t("evaluate.choose_report"))
     if before and after:
         try:
             render_deltas(report_in(names[before]), report_in(names[after]))
@@ -368,7 +409,9 @@ def past_reports() -> None:
 def render_deltas(before: EvalReport, after: EvalReport) -> None:
     """Each metric of A and B and the change, green where B is better and red where worse."""
     deltas = compare(before, after)
-    table = pd.DataFrame([{"metric": label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas])
+    table = pd.DataFrame(
+        [{t("evaluate.metric"): label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
+    )
     colours = [{True: "color: #1a7f37", False: "color: #cf222e"}.get(d.better, "") for d in deltas]
     styled = (
         table.style.format("{:.3f}", subset=["A", "B"], na_rep="")
@@ -382,10 +425,8 @@ def render_deltas(before: EvalReport, after: EvalReport) -> None:
 
 
 def main() -> None:
-    st.title("Evaluate")
-    st.markdown(
-        "Ask a question set, score retrieval, citations, faithfulness and refusals, and write a report, as `paperchat eval` does."
-    )
+    st.title(t("evaluate.title"))
+    st.markdown(t("evaluate.intro"))
     try:
         assistant = load_assistant()
     except PaperChatError as error:
@@ -397,7 +438,7 @@ def main() -> None:
         if run.missing_gold:
             st.warning(
                 escape_markdown(
-                    f"{len(run.missing_gold)} gold papers of {run.report.set_name} are not in the index at {run.index_location}"
+                    t("evaluate.missing_gold", n=len(run.missing_gold), set=run.report.set_name, location=run.index_location)
                 )
             )
         render_report(run.folder, key="run")

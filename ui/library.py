@@ -38,6 +38,7 @@ from ui.common import (
     relevance_markdown,
     show_byline,
     show_error,
+    t,
     title_markdown,
 )
 
@@ -59,18 +60,16 @@ def upload(index: Index) -> None:
     """Add a corpus file; a bad one shows its error (file:line) and changes nothing."""
     limits = index.settings.limits
     file = st.file_uploader(
-        "Corpus file",
+        t("library.corpus_file"),
         type=["txt", "jsonl", "gz", "csv", "bib"],
-        help="A listing .txt, .jsonl or .jsonl.gz (also BEIR corpus.jsonl), .csv with a header, or .bib with abstracts",
+        help=t("library.corpus_file_help"),
         # The browser refuses a larger file before sending it; Streamlit's server refuses above
         # its own server.maxUploadSize whatever this says, so the smaller is the true limit.
         max_upload_size=min(limits.max_upload_mb, st.get_option("server.maxUploadSize")),
         key="library-upload",
     )
-    skip_invalid = st.checkbox(
-        "Skip invalid records", help="Load the valid records and list the others", key="library-skip-invalid"
-    )
-    if file is not None and st.button("Ingest", type="primary", key="library-ingest"):
+    skip_invalid = st.checkbox(t("library.skip_invalid"), help=t("library.skip_invalid_help"), key="library-skip-invalid")
+    if file is not None and st.button(t("library.ingest"), type="primary", key="library-ingest"):
         try:
             loaded = load_upload(file.name, file.getvalue(), skip_invalid=skip_invalid, limits=limits)
         except PaperChatError as error:
@@ -85,8 +84,14 @@ def upload(index: Index) -> None:
     if "ingested" in st.session_state:
         name, report = st.session_state.ingested
         st.success(
-            f"{escape_markdown(name)}: {report.added} added, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+            t(
+                "library.ingested",
+                name=escape_markdown(name),
+                added=report.added,
+                updated=report.updated,
+                unchanged=report.unchanged,
+                skipped=len(report.skipped),
+            )
         )
         for skipped in report.skipped[:20]:
             st.caption(escape_markdown(str(skipped)))
@@ -95,8 +100,14 @@ def upload(index: Index) -> None:
 # --- the table --------------------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=2, show_spinner="Reading the papers…")
-def rows_of(_index: Index, location: str, generation: str | None) -> list[LibraryRow]:
+def rows_of(index: Index) -> list[LibraryRow]:
+    """The index's papers as the table's rows, with a spinner while they are read."""
+    with st.spinner(t("library.reading")):
+        return _rows_of(index, index.location, index.generation)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _rows_of(_index: Index, location: str, generation: str | None) -> list[LibraryRow]:
     # The paper table is read whole once per generation of the store (2 s at 14k papers), and
     # the rows are shared by the sessions, not copied at each rerun as st.cache_data would.
     return library_rows(_index.papers.values())
@@ -104,24 +115,31 @@ def rows_of(_index: Index, location: str, generation: str | None) -> list[Librar
 
 def browse(index: Index, admitted: set[str] | None) -> None:
     """The papers the filters admit, as a sortable table; picking a row opens its paper."""
-    rows = rows_of(index, index.location, index.generation)
-    words = st.text_input("Narrow by title or author", key="library-narrow", placeholder="words of a title or a name")
+    rows = rows_of(index)
+    words = st.text_input(t("library.narrow"), key="library-narrow", placeholder=t("library.narrow_hint"))
     shown = narrowed(rows, words, admitted)
     if words.strip():
-        st.caption(f"{counted(len(shown), 'paper')} with “{escape_markdown(words.strip())}” in the title or authors")
+        st.caption(t("library.narrowed", papers=counted(len(shown), "paper"), words=escape_markdown(words.strip())))
     ids = [r.paper_id for r in shown]
     if st.session_state.get(SHOWN) != ids:
         # A selection is a row number: in another list it would be another paper.
         st.session_state[TABLE] = NO_SELECTION
         st.session_state[SHOWN] = ids
+    title, authors, category, venue, year = (
+        t("library.column_title"),
+        t("library.column_authors"),
+        t("library.column_category"),
+        t("library.column_venue"),
+        t("library.column_year"),
+    )
     st.dataframe(
         pa.table(
             {
-                "Title": [r.title for r in shown],
-                "Authors": [r.authors for r in shown],
-                "Category": [r.category for r in shown],
-                "Venue": [r.venue for r in shown],
-                "Year": pa.array([r.year for r in shown], pa.int32()),
+                title: [r.title for r in shown],
+                authors: [r.authors for r in shown],
+                category: [r.category for r in shown],
+                venue: [r.venue for r in shown],
+                year: pa.array([r.year for r in shown], pa.int32()),
             }
         ),
         # In all 855 px, which the main pane (940 px at 1400 px beside the sidebar) holds; the
@@ -129,11 +147,11 @@ def browse(index: Index, admitted: set[str] | None) -> None:
         # taller than 4rem, to four lines: some 55 characters a line of a title, so the longest
         # of the 13,687 in the scale corpus (189) is read whole.
         column_config={
-            "Title": st.column_config.TextColumn(width=380),
-            "Authors": st.column_config.TextColumn(width=200),
-            "Category": st.column_config.TextColumn(width=150),
-            "Venue": st.column_config.TextColumn(width=75),
-            "Year": st.column_config.NumberColumn(width=50, format="%d"),
+            title: st.column_config.TextColumn(width=380),
+            authors: st.column_config.TextColumn(width=200),
+            category: st.column_config.TextColumn(width=150),
+            venue: st.column_config.TextColumn(width=75),
+            year: st.column_config.NumberColumn(width=50, format="%d"),
         },
         row_height=ROW_HEIGHT,
         height=min(len(shown), ROWS_SHOWN) * ROW_HEIGHT + HEADER_HEIGHT,
@@ -145,15 +163,18 @@ def browse(index: Index, admitted: set[str] | None) -> None:
         placeholder="",
     )
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption("Click a paper to open it; a column's header sorts by it.")
-        narrow = f" with “{words.strip()}”" if words.strip() else ""
-        offer_table(ids, f"the Library's list{narrow}", key="library-as-table")
+        st.caption(t("library.click_hint"))
+        source = t("library.list_narrowed", words=words.strip()) if words.strip() else t("library.list")
+        offer_table(ids, source, key="library-as-table")
 
 
 def offer_table(ids: list[str], source: str, *, key: str) -> None:
     """A button that makes the papers shown the rows of a research table (the first `MAX_ROWS`)."""
     taken = ids[:MAX_ROWS]
-    label = f"Open as a table ({len(taken)} papers{'' if len(ids) <= MAX_ROWS else f' of {len(ids)}'})"
+    if len(ids) <= MAX_ROWS:
+        label = t("open_table.papers", n=len(taken))
+    else:
+        label = t("open_table.papers_of", n=len(taken), total=len(ids))
     if ids and st.button(label, key=key, icon=":material/table:"):
         open_table(SentRows(source, tuple(taken)))
 
@@ -177,7 +198,7 @@ def search(assistant: Assistant, query: str, filters: Filters, k: int) -> list[P
     asked = (query, filters, k, assistant.index.generation)
     found = st.session_state.get(FOUND)
     if found is None or found[0] != asked:
-        with st.spinner("Searching the papers…"):
+        with st.spinner(t("library.searching")):
             found = (asked, assistant.search_papers(query, filters=filters, k=k))
         st.session_state[FOUND] = found
     return found[1]
@@ -190,14 +211,15 @@ def results(assistant: Assistant, query: str, filters: Filters, k: int) -> None:
         show_error(error)
         return
     if not matches:
-        st.info("No paper matches: the filters leave none.")
+        st.info(t("library.no_match"))
         return
     with st.container(horizontal=True, vertical_alignment="center"):
         if note := lacking_note(matches, language_of(query)):
             st.caption(f":orange[{escape_markdown(note)}]")
         else:
-            st.caption(f"The {counted(len(matches), 'paper')} that match “{escape_markdown(query)}” best, best first")
-        offer_table([m.source.paper.id for m in matches], f"the Library's search for “{query}”", key="library-results-as-table")
+            st.caption(t("library.best", papers=counted(len(matches), "paper"), query=escape_markdown(query)))
+        source = t("library.search_source", query=query)
+        offer_table([m.source.paper.id for m in matches], source, key="library-results-as-table")
     for match in matches:
         result(match)
 
@@ -212,10 +234,10 @@ def result(match: PaperMatch) -> None:
         byline = " · ".join(x for x in (paper.author_line, venue_year(paper)) if x)
         if byline:
             st.caption(escape_markdown(byline))
-        st.caption(f"{relevance_markdown(match)} · score {match.source.score:.2f}")
+        st.caption(f"{relevance_markdown(match)} · {t('library.score', score=f'{match.source.score:.2f}')}")
         if match.sentence:
             st.markdown(marked(match.sentence, colour="gray" if match.weak else "orange"))
-        st.button("Open", key=f"library-open-{number}", on_click=open_paper, args=(paper.id,))
+        st.button(t("library.open"), key=f"library-open-{number}", on_click=open_paper, args=(paper.id,))
 
 
 # --- the open paper ---------------------------------------------------------------------------
@@ -262,12 +284,12 @@ def paper_panel(index: Index, paper: Paper) -> None:
         entry = bibtex([paper])
         linked = paper.url.startswith(("https://", "http://"))
         with st.container(horizontal=True):
-            if st.button("Ask about this paper", key="library-ask", icon=":material/chat:", type="primary"):
+            if st.button(t("library.ask"), key="library-ask", icon=":material/chat:", type="primary"):
                 close_paper()  # back on the Library, the list, not this paper again
                 # As the chat's own summary buttons ask it.
                 ask_in_chat(Request(f"Summarize “{paper.display_title}”", summary_of=paper.id))
             if linked:
-                st.link_button("Open the paper", paper.url, icon=":material/open_in_new:")
+                st.link_button(t("library.open_paper"), paper.url, icon=":material/open_in_new:")
             st.download_button(
                 "BibTeX",
                 entry,
@@ -278,20 +300,20 @@ def paper_panel(index: Index, paper: Paper) -> None:
                 on_click="ignore",  # a download changes nothing on the page
             )
             st.button(
-                "Remove",
+                t("library.remove"),
                 key="library-remove",
                 icon=":material/delete:",
-                help="Remove it from the index (asks first)",
+                help=t("library.remove_help"),
                 on_click=ask_to_remove,
                 args=(paper.id,),
             )
-            if st.button("Close", key="library-close", icon=":material/close:", on_click=close_paper):
+            if st.button(t("library.close"), key="library-close", icon=":material/close:", on_click=close_paper):
                 st.rerun()
         if st.session_state.get(CONFIRM) == paper.id:
             removal(index, paper.id, paper.display_title)
         if paper.url and not linked:  # not a web address: shown, never a link
             st.caption(escape_markdown(paper.url))
-        st.markdown("**Abstract**")
+        st.markdown(f"**{t('library.abstract')}**")
         st.markdown(to_markdown(paper.abstract))
         st.markdown("**BibTeX**")
         st.code(entry, language="latex")
@@ -299,14 +321,10 @@ def paper_panel(index: Index, paper: Paper) -> None:
 
 def removal(index: Index, paper_id: str, title: str) -> None:
     """The confirmation a removal waits for; confirmed, the paper leaves the index."""
-    st.warning(
-        f"Remove “{escape_markdown(title)}” from the index? Everyone using this index loses it; "
-        "ingesting its file again brings it back.",
-        icon=":material/warning:",
-    )
+    st.warning(t("library.remove_sure", title=escape_markdown(title)), icon=":material/warning:")
     with st.container(horizontal=True):
-        confirmed = st.button("Remove", key="library-remove-confirm", type="primary")
-        st.button("Cancel", key="library-remove-cancel", on_click=cancel_removal)
+        confirmed = st.button(t("library.remove"), key="library-remove-confirm", type="primary")
+        st.button(t("library.cancel"), key="library-remove-cancel", on_click=cancel_removal)
     if not confirmed:
         return
     waiting = st.empty()
@@ -339,23 +357,21 @@ def library() -> None:
         show_error(error)
         st.stop()
 
-    st.title("Library")
+    st.title(t("library.title"))
     if removed := st.session_state.pop("library-removed", None):
-        st.success(f"Removed “{escape_markdown(removed)}” from the index.", icon=":material/delete:")
+        st.success(t("library.removed", title=escape_markdown(removed)), icon=":material/delete:")
     total = stats.papers
     st.markdown(
-        counted(total, "paper") if admitted is None else f"{len(admitted):,} of {counted(total, 'paper')} match the filters"
+        counted(total, "paper")
+        if admitted is None
+        else t("library.count_filtered", shown=f"{len(admitted):,}", papers=counted(total, "paper"))
     )
     # In the main pane, where the uploader's list of formats is read whole (the sidebar cuts it).
-    with st.expander("Add papers", expanded=not total, icon=":material/upload_file:"):
+    with st.expander(t("library.add"), expanded=not total, icon=":material/upload_file:"):
         upload(index)
     if not total:
-        st.info(f"The index at {escape_markdown(index.location)} is empty: add a file of papers above.")
-    query = st.text_input(
-        "Search the papers",
-        key="library-query",
-        placeholder="a topic, a method or a question; the hybrid ranking lists the best",
-    ).strip()
+        st.info(t("library.empty", location=escape_markdown(index.location)))
+    query = st.text_input(t("library.search"), key="library-query", placeholder=t("library.search_hint")).strip()
     picked_in_table()
     if OPEN in st.session_state:  # before the table, whose selection closing the paper clears
         show_paper(index, st.session_state[OPEN])

@@ -18,7 +18,7 @@ from rag import Index, PaperChatError
 from rag.answering.research import MAX_ROWS
 from rag.index.maprecords import CorpusMap, MapCluster
 from rag.markup import escape_markdown
-from ui.common import Request, SentRows, ask_in_chat, load_assistant, open_table, show_error
+from ui.common import Request, SentRows, ask_in_chat, counted, load_assistant, open_table, show_error, t
 
 CHOSEN = "map_cluster"  # the chosen cluster's number, the list's session state
 CHART = "map_chart"
@@ -34,7 +34,7 @@ def load_map(index: Index) -> CorpusMap:
     def progress(step: str) -> None:
         nonlocal status
         if status is None:
-            status = holder.status("Drawing the map of the corpus (once after each change to the index)…", expanded=True)
+            status = holder.status(t("map.drawing"), expanded=True)
         status.write(escape_markdown(step) + "…")
 
     corpus_map = index.corpus_map(progress)
@@ -42,8 +42,17 @@ def load_map(index: Index) -> CorpusMap:
     return corpus_map
 
 
+def kind(corpus_map: CorpusMap) -> str:
+    """What a group is called, in the app's language: "category" or "cluster"."""
+    return t("map.category") if corpus_map.by_category else t("map.cluster")
+
+
 def plural(corpus_map: CorpusMap) -> str:
-    return "categories" if corpus_map.by_category else "clusters"
+    return t("map.categories") if corpus_map.by_category else t("map.clusters")
+
+
+def capitalized(word: str) -> str:
+    return word[:1].upper() + word[1:]
 
 
 def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
@@ -71,12 +80,12 @@ def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
     position = [alt.X("x:Q", axis=None), alt.Y("y:Q", axis=None)]
     # Points big enough to click among 20 papers, small enough to tell apart among 14k.
     size = min(120, max(8, 2000 / len(points) ** 0.5))
-    kind = corpus_map.kind.capitalize()
+    group = capitalized(kind(corpus_map))
     colours = alt.Scale(domain=[c.label for c in corpus_map.clusters], range=[c.colour for c in corpus_map.clusters])
     # Below the map, in columns: thirty names on its right would take a third of its width.
     # Full colour in the legend, whichever group is chosen (the others' points are faint then).
     legend = alt.Legend(
-        title=plural(corpus_map).capitalize(),
+        title=capitalized(plural(corpus_map)),
         orient="bottom",
         columns=2,
         labelLimit=420,
@@ -96,7 +105,7 @@ def chart(corpus_map: CorpusMap, chosen: int | None) -> alt.LayerChart:
             opacity=alt.value(0.8)
             if chosen is None
             else alt.condition(alt.datum.cluster == chosen, alt.value(0.9), alt.value(0.12)),
-            tooltip=[alt.Tooltip("title:N", title="Paper"), alt.Tooltip("label:N", title=kind)],
+            tooltip=[alt.Tooltip("title:N", title=t("map.paper")), alt.Tooltip("label:N", title=group)],
         )
         .add_params(pick)
     )
@@ -118,21 +127,21 @@ def clicked() -> None:
 def cluster_panel(corpus_map: CorpusMap, cluster: MapCluster) -> None:
     """The chosen cluster: its name, size and papers, and a question about it for the chat."""
     st.subheader(escape_markdown(cluster.label))
-    st.caption(f"{cluster.papers}, the most typical first")
+    st.caption(t("map.members", papers=counted(cluster.size, "paper")))
     question = cluster.question
     members = corpus_map.members(cluster.number)
     with st.container(horizontal=True):
-        if question is not None and st.button(f"Ask about this {corpus_map.kind}", type="primary", icon=":material/chat:"):
+        if question is not None and st.button(t("map.ask", kind=kind(corpus_map)), type="primary", icon=":material/chat:"):
             ask_in_chat(Request(question))
-        if st.button(f"Open as a table ({min(len(members), MAX_ROWS)} papers)", icon=":material/table:", key="map-table"):
+        if st.button(t("open_table.papers", n=min(len(members), MAX_ROWS)), icon=":material/table:", key="map-table"):
             ids = tuple(paper_id for paper_id, _ in members[:MAX_ROWS])
-            open_table(SentRows(f"the {corpus_map.kind} “{cluster.label}” on the map", ids))
-    titles = pd.DataFrame({"Paper": [title for _, title in members]})
+            open_table(SentRows(t("map.source", kind=kind(corpus_map), label=cluster.label), ids))
+    titles = pd.DataFrame({t("map.paper"): [title for _, title in members]})
     st.dataframe(titles, hide_index=True, width="stretch")
 
 
 def main() -> None:
-    st.title("Map")
+    st.title(t("map.title"))
     try:
         index = load_assistant().index
         # Another process, or a teammate on the shared server, may have ingested since.
@@ -142,34 +151,32 @@ def main() -> None:
         show_error(error)
         st.stop()
     if not corpus_map.clusters:
-        st.info(
-            f"The index at {escape_markdown(index.location)} is empty, so there is nothing to map. "
-            "Index the bundled papers on the Chat page, or add your own on the Library page."
-        )
+        st.info(t("map.empty", location=escape_markdown(index.location)))
         return
     by_number = {c.number: c for c in corpus_map.clusters}
     if st.session_state.get(SHOWN) is not corpus_map:
         # The index changed since the cluster was chosen: its number names another cluster now.
         st.session_state.pop(CHOSEN, None)
         st.session_state[SHOWN] = corpus_map
-    kind = corpus_map.kind
-    grouped = (
-        "grouped by the categories the corpus gives them (at this size they make better groups than clusters)"
-        if corpus_map.by_category
-        else "each cluster named by the phrases that set it apart"
-    )
+    grouped = t("map.by_category") if corpus_map.by_category else t("map.by_cluster")
     st.caption(
-        f"{len(corpus_map.paper_ids):,} papers in {len(by_number)} {plural(corpus_map)}, placed by the meaning of their "
-        f"abstracts, {grouped}. Click a point to choose its {kind}."
+        t(
+            "map.caption",
+            papers=counted(len(corpus_map.paper_ids), "paper"),
+            n=len(by_number),
+            groups=plural(corpus_map),
+            grouped=grouped,
+            kind=kind(corpus_map),
+        )
     )
     chosen = st.session_state.get(CHOSEN)
     st.altair_chart(chart(corpus_map, chosen), key=CHART, on_select=clicked, selection_mode="pick")
     number = st.selectbox(
-        kind.capitalize(),
+        capitalized(kind(corpus_map)),
         list(by_number),
-        format_func=lambda n: f"{by_number[n].label} ({by_number[n].papers})",
+        format_func=lambda n: f"{by_number[n].label} ({counted(by_number[n].size, 'paper')})",
         index=None,
-        placeholder=f"Choose a {kind}, or click one on the map",
+        placeholder=t("map.choose", kind=kind(corpus_map)),
         key=CHOSEN,
     )
     if number is not None:

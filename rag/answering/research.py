@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from rag.answering.roles import Role, is_boilerplate, role_scores
 from rag.markup import to_plain
+from rag.models.prompts import say
 from rag.models.verifier import Verifier
 from rag.naming import THE_PAPER
 from rag.records import Answer, CellGrade, Filters, Paper, ResearchCell, ResearchRow, ResearchTable
@@ -141,14 +142,16 @@ def research_rows(papers: Iterable[Paper], columns: Sequence[str], verifier: Ver
         )
 
 
-def cell_text(cell: ResearchCell, number: int | None = None) -> str:
+def cell_text(cell: ResearchCell, number: int | None = None, *, language: str = "en") -> str:
     """A cell as plain text: its paraphrase or else its quote, cited [number] when given, marked
-    as the closest sentence where it is not sure to answer; or "not in the abstract"."""
+    as the closest sentence where it is not sure to answer; or "not in the abstract". The marks
+    are in `language`, the quote in the abstract's."""
     if cell.quote is None:
-        return NOT_IN_ABSTRACT
-    said = to_plain(cell.paraphrase) if cell.paraphrase else f"“{to_plain(cell.quote)}”"
-    closest = f"({CellGrade.CLOSEST.value}) " if cell.grade == CellGrade.CLOSEST else ""
-    return closest + said + (f" [{number}]" if number is not None else "")
+        return say("table.not_in_abstract", language)
+    said = (to_plain(cell.paraphrase) if cell.paraphrase else f"“{to_plain(cell.quote)}”") + (
+        f" [{number}]" if number is not None else ""
+    )
+    return say("table.closest", language, text=said) if cell.grade == CellGrade.CLOSEST else said
 
 
 def with_column(table: ResearchTable, column: str, rows: Sequence[ResearchRow]) -> ResearchTable:
@@ -199,14 +202,14 @@ def answer_papers(answer: Answer) -> list[str]:
     return listed or [s.paper.id for s in answer.cited_sources]
 
 
-def rows_source(query: str = "", *, picked: int = 0, filters: Filters | None = None) -> str:
-    """What chose a table's rows, in words (`ResearchTable.source`)."""
+def rows_source(query: str = "", *, picked: int = 0, filters: Filters | None = None, language: str = "en") -> str:
+    """What chose a table's rows, in words in `language` (`ResearchTable.source`)."""
     if picked:
-        return f"{picked} papers picked by hand"
-    scope = f" ({filters.description})" if filters is not None and filters.active else ""
+        return say("table.source_picked", language, n=picked)
+    scope = filters.description if filters is not None and filters.active else ""
     if query:
-        return f"“{query}”, the papers its collection answer lists{scope}"
-    return f"papers under the filters{scope or ' (the whole library)'}"
+        return say("table.source_question_in" if scope else "table.source_question", language, query=query, scope=scope)
+    return say("table.source_filters_in" if scope else "table.source_filters", language, scope=scope)
 
 
 # A paraphrase longer than this is no shorter than its quote.

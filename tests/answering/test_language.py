@@ -64,3 +64,16 @@ def test_the_app_s_catalogue_has_every_key_it_uses_in_both_languages_with_the_sa
     assert "grade." in used and {"nav.chat", "chat.ask", "conversations.new", "terminal.sources"} <= used
     used = (used - {"grade."}) | {f"grade.{g.name.lower()}" for g in Grade}
     assert used <= english.keys(), sorted(used - english.keys())
+
+
+def test_a_research_tables_marks_and_row_source_are_in_the_readers_language_and_its_quotes_in_english():
+    from rag.answering.research import cell_text, rows_source
+    from rag.records import Filters, ResearchCell
+
+    closest = ResearchCell(quote="We use 50% of the heads.", covered=True, sure=False)
+    assert cell_text(closest, 2) == "(closest sentence) “We use 50% of the heads.” [2]"
+    assert cell_text(closest, 2, language="zh") == "（最接近的句子）“We use 50% of the heads.” [2]"
+    assert cell_text(ResearchCell(), language="zh") == "摘要中未提及"
+    assert rows_source(picked=3) == "3 papers picked by hand" and rows_source(picked=3, language="zh") == "手动挑选的 3 篇论文"
+    scoped = rows_source("bandits", filters=Filters(venue="ICML"), language="zh")
+    assert scoped.startswith("“bandits”：") and "ICML" in scoped

@@ -390,3 +390,75 @@ def test_the_app_speaks_chinese_when_set_and_a_chinese_question_is_answered_in_c
     assert "最接近的是 MoH [1]" in " ".join(plain(i.value) for i in answer.info)
     # The quotes are the abstract's own English.
     assert "Mixture-of-Head attention" in " ".join(m.value for m in answer.markdown)
+
+
+def page_words(at: AppTest) -> str:
+    """Every string the page's elements carry (titles, texts, labels, help, placeholders,
+    options), its tables' column names, and what its progress bars and statuses said."""
+    from google.protobuf import text_format
+
+    words = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            words.append(text_format.MessageToString(proto, as_utf8=True))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    walk(at.sidebar)
+    words += [" ".join(map(str, frame.value.columns)) for frame in at.dataframe]
+    return "\n".join(words)
+
+
+def search_the_library(at: AppTest) -> None:
+    at.text_input(key="library-query").input("mixture of attention heads").run()
+
+
+def build_a_table(at: AppTest) -> None:
+    at.text_input(key="table-query").input("Which papers say their code is available?")
+    at.text_area(key="table-columns").input("Is the code released?\nsample size")
+    at.button(key="table-build").click().run()
+
+
+def choose_a_group(at: AppTest) -> None:
+    at.selectbox(key="map_cluster").select_index(0).run()
+
+
+# Per page: what to do there, words it must show in Chinese, and English labels it must not.
+CHINESE_PAGES = {
+    "library.py": (
+        search_the_library,
+        ["文献库", "检索论文", "添加论文", "跳过无效记录", "20 篇论文", "与“mixture of attention heads”最相关的", "得分 "],
+        ["Search the papers", "Add papers", "Skip invalid records", "best first", "score "],
+    ),
+    "table.py": (
+        build_a_table,
+        ["研究表格", "某个问题列出的论文", "生成表格", "篇论文 × 2 列", "添加一列", "在对话中提问"],
+        ["Build the table", "Papers a question lists", "Add a column", "cells quote", "not in the abstract"],
+    ),
+    "map.py": (
+        choose_a_group,
+        ["文献地图", "20 篇论文，分为 6 个类别", "就这个类别提问", "以表格打开（", "最典型的在前"],
+        ["Ask about this category", "Choose a category", "the most typical first", "Click a point"],
+    ),
+    "evaluate.py": (
+        lambda at: None,
+        ["评测", "问题集", "每个回答的论文数（k）", "只评排序", "过往报告"],
+        ["Question set", "Ranking only", "Past reports", "Papers per answer"],
+    ),
+}
+
+
+@pytest.mark.parametrize("page", list(CHINESE_PAGES))
+def test_every_page_speaks_chinese_when_set(page, fresh_assistant, open_app):
+    act, chinese, english = CHINESE_PAGES[page]
+    at = open_app(PAPERCHAT_LANG="zh")
+    at.switch_page(page).run()
+    assert not at.exception
+    act(at)
+    assert not at.exception, at.exception
+    shown = page_words(at)
+    assert [words for words in chinese if words not in shown] == [], shown
+    assert [words for words in english if words in shown] == [], shown
