@@ -16,8 +16,9 @@ from rich.text import Text
 
 from rag.errors import PaperChatError
 from rag.markup import terminal_safe, to_plain
+from rag.models.prompts import say
 from rag.outputs import checked_output, write_output
-from rag.terminal import err, out, print_paper, print_stream, progress_bar, safe
+from rag.terminal import err, out, print_paper, print_stream, progress_bar, safe, terminal_language
 from rag.text import language_of
 
 if TYPE_CHECKING:
@@ -31,13 +32,23 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {safe(exc.message)}")
-            if exc.hint:
-                err.print(f"[dim]hint: {safe(exc.hint)}[/]")
+            _print_error(exc, _language(ctx))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
-            err.print("[dim]interrupted[/]")
+            err.print(f"[dim]{say('cli.interrupted', _language(ctx))}[/]")
             sys.exit(130)
+
+
+def _language(ctx: click.Context) -> str:
+    """The language of the command line's own words (`rag.terminal.terminal_language`); settings
+    that failed to load leave the locale's."""
+    return terminal_language(getattr(ctx.obj, "language", "auto"))
+
+
+def _print_error(exc: PaperChatError, language: str) -> None:
+    err.print(f"[bold red]{say('cli.error', language)}[/] {safe(exc.message)}")
+    if exc.hint:
+        err.print(f"[dim]{say('cli.hint', language)} {safe(exc.hint)}[/]")
 
 
 @click.group(cls=_Group)
@@ -81,10 +92,11 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
     limits = ctx.obj.limits
     sizes = [(path, count_papers(path, skip_invalid=skip_invalid, limits=limits)) for path in paths]
     index = _index(ctx)
-    table = Table("file", "added", "updated", "unchanged", "skipped", "chunks", "seconds")
+    language = _language(ctx)
+    table = Table(*say("cli.ingest_columns", language).split("|"))
     for path, size in sizes:
         with progress_bar() as bar:
-            task = bar.add_task(f"indexing {path.name}", total=size)
+            task = bar.add_task(escape(say("cli.indexing", language, name=path.name)), total=size)
             try:
                 report = index.ingest(
                     read_corpus(path, skip_invalid=skip_invalid, limits=limits),
@@ -105,9 +117,9 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
             f"{report.seconds:.1f}",
         )
         for skipped in report.skipped:
-            err.print(f"[yellow]skipped[/] {safe(str(skipped))}")
+            err.print(f"[yellow]{say('cli.skipped', language)}[/] {safe(str(skipped))}")
     out.print(table)
-    out.print(f"{len(index)} papers in the index at {index.location}")
+    out.print(escape(say("cli.in_index", language, n=len(index), location=index.location)))
 
 
 def _filters(category, venue, author, year_from, year_to):
@@ -143,7 +155,7 @@ def _model(assistant) -> str | None:
     return assistant.backend.who if assistant.backend.chat_model is not None else None
 
 
-def _export(answer, path: Path) -> None:
+def _export(answer, path: Path, language: str) -> None:
     """Write the answer to `path`: .md (the turn), .csv or .table.md (a comparison's table), .bib."""
     from rag.export import bibtex, conversation_markdown, table_csv, table_markdown_text
 
@@ -157,7 +169,11 @@ def _export(answer, path: Path) -> None:
     else:
         text = conversation_markdown([answer])
     write_output(path, text)
-    err.print(f"[dim]wrote {escape(terminal_safe(str(path)))}[/]")
+    _wrote(path, language)
+
+
+def _wrote(path: Path, language: str) -> None:
+    err.print(f"[dim]{escape(say('cli.wrote', language, path=terminal_safe(str(path))))}[/]")
 
 
 @cli.command()
@@ -183,7 +199,7 @@ def ask(ctx, question, k, category, venue, author, year_from, year_to, as_json, 
         assistant.stream(question, k=k, filters=filters), as_json=as_json, show_all=show_all, model=_model(assistant)
     )
     if export_path is not None:
-        _export(answer, export_path)
+        _export(answer, export_path, _language(ctx))
     if answer.cut_off:
         sys.exit(1)
 
@@ -204,15 +220,18 @@ def search(ctx, query, k, category, venue, author, year_from, year_to, as_json) 
     if as_json:
         out.print_json(json.dumps([m.model_dump(mode="json") for m in matches]))
         return
+    # What the search says follows the query's language, as an answer's words follow its question.
+    language = language_of(query)
     if not matches:
-        err.print("[yellow]no paper matches (check the filters)[/]")
-    if note := lacking_note(matches, language_of(query)):
+        err.print(f"[yellow]{say('cli.no_match', language)}[/]")
+    if note := lacking_note(matches, language):
         out.print(f"[yellow]{safe(note)}[/]")
     for match in matches:
         print_paper(match.source)
-        why = f"score {match.source.score:.2f}" + (f" · matched: {', '.join(match.matched)}" if match.matched else "")
-        why += f" · lacks: {', '.join(match.lacks)}" if match.lacks else ""
-        out.print(f"    [dim]{safe(why)}[/]" + ("  [yellow]weak match[/]" if match.weak else ""))
+        why = [say("cli.score", language, score=f"{match.source.score:.2f}")]
+        why += [say("cli.matched", language, terms=", ".join(match.matched))] if match.matched else []
+        why += [say("cli.lacks", language, terms=", ".join(match.lacks))] if match.lacks else []
+        out.print(f"    [dim]{safe(' · '.join(why))}[/]" + (f"  [yellow]{say('cli.weak', language)}[/]" if match.weak else ""))
         sentence = Text("    “" + terminal_safe(to_plain(match.sentence)) + "”")
         sentence.highlight_words(match.matched, style="bold yellow", case_sensitive=False)
         out.print(sentence)
@@ -238,11 +257,12 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     from rich.table import Table
 
     from rag.answering.chain import Assistant
-    from rag.answering.research import MAX_ROWS, NOT_IN_ABSTRACT, PRESET, cell_text, rows_source
+    from rag.answering.research import MAX_ROWS, PRESET, cell_text, rows_source
     from rag.export import bibtex, research_csv, research_markdown
     from rag.records import ResearchTable
 
     filters = _filters(category, venue, author, year_from, year_to)
+    language = _language(ctx)
     if not query and not ids and not filters.active:
         raise click.UsageError(
             f"give a QUERY (its collection answer's papers are the rows), --ids, or a filter (its first {MAX_ROWS} papers)"
@@ -254,11 +274,11 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     columns = assistant.table_columns(columns or tuple(PRESET))
     papers = assistant.table_papers(query, ids=ids, filters=filters)
     if not papers:
-        err.print("[yellow]no paper matches: try other words, or give --ids[/]")
+        err.print(f"[yellow]{say('cli.no_rows', language)}[/]")
         sys.exit(1)
     rows = []
     with progress_bar() as progress:
-        task = progress.add_task("cells", total=len(papers) * len(columns))
+        task = progress.add_task(say("cli.cells", language), total=len(papers) * len(columns))
         for row in assistant.research_table(papers, columns):
             rows.append(row)
             progress.advance(task, len(columns))
@@ -271,13 +291,16 @@ def table(ctx, query, columns, ids, category, venue, author, year_from, year_to,
     ):
         if path is not None:
             write_output(path, write(result))
-            err.print(f"[dim]wrote {escape(terminal_safe(str(path)))}[/]")
+            _wrote(path, language)
     if as_json:
         out.print_json(json.dumps(result.model_dump(mode="json")))
         return
-    shown = Table("Paper", *(safe(c) for c in columns), show_lines=True)
+    shown = Table(say("cli.paper", language), *(safe(c) for c in columns), show_lines=True)
     for number, row in enumerate(rows, 1):
-        cells = [safe(cell_text(c, number)) if c.quote else f"[dim]{NOT_IN_ABSTRACT}[/]" for c in row.cells]
+        cells = [
+            safe(cell_text(c, number, language=language)) if c.quote else f"[dim]{safe(cell_text(c, language=language))}[/]"
+            for c in row.cells
+        ]
         shown.add_row(f"{safe(to_plain(row.title))} [{number}]", *cells)
     out.print(shown)
 
@@ -302,11 +325,12 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
     Ctrl+C stops an answer."""
     assistant = _assistant(ctx)
     filters = _filters(category, venue, author, year_from, year_to)
-    out.print(f"[dim]{len(assistant.index)} papers indexed. Ask a question (/quit to leave).[/]")
+    language = _language(ctx)
+    out.print(f"[dim]{escape(say('cli.chat_intro', language, n=len(assistant.index)))}[/]")
     history: list[Answer] = []
     while True:
         try:
-            question = click.prompt("\nyou", prompt_suffix="> ", default="", show_default=False).strip()
+            question = click.prompt("\n" + say("cli.you", language), prompt_suffix="> ", default="", show_default=False).strip()
         except (EOFError, click.Abort):
             break
         if question in ("", "/quit", "/exit"):
@@ -316,12 +340,12 @@ def chat(ctx, k, category, venue, author, year_from, year_to) -> None:
                 assistant.stream(question, history=history, k=k, filters=filters), as_json=False, model=_model(assistant)
             )
         except PaperChatError as exc:
-            err.print(f"[bold red]error:[/] {safe(str(exc))}")
+            _print_error(exc, language)
             continue
         except KeyboardInterrupt:
             # Ctrl+C stops this answer, as in a shell, not the conversation; at the prompt it leaves.
             out.print()
-            err.print("[dim]stopped: that answer is dropped. Ask again, or an empty line leaves.[/]")
+            err.print(f"[dim]{say('cli.stopped', language)}[/]")
             continue
         history.append(answer)
 
@@ -335,10 +359,11 @@ def stats(ctx, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(s.__dict__, default=str))
         return
-    out.print(f"papers: {s.papers}\nchunks: {s.chunks}\nembedding model: {s.embedding_model}\nindex: {s.location}")
-    for label, counts in (("venues", s.venues), ("categories", s.categories), ("years", s.years)):
+    language = _language(ctx)
+    out.print(escape(say("cli.stats", language, papers=s.papers, chunks=s.chunks, model=s.embedding_model, location=s.location)))
+    for label, counts in (("cli.venues", s.venues), ("cli.categories", s.categories), ("cli.years", s.years)):
         if counts:
-            out.print(f"{label}: " + ", ".join(f"{safe(str(k))} ({v})" for k, v in list(counts.items())[:15]))
+            out.print(f"{say(label, language)}: " + ", ".join(f"{safe(str(k))} ({v})" for k, v in list(counts.items())[:15]))
 
 
 @cli.command()
@@ -347,7 +372,7 @@ def stats(ctx, as_json: bool) -> None:
 def remove(ctx, paper_ids: tuple[str, ...]) -> None:
     """Delete papers (by id) and their chunks from the index."""
     for paper in _index(ctx).remove(paper_ids, waiting=_busy):
-        out.print(f"removed {safe(paper.id)}: {safe(paper.display_title)}")
+        out.print(safe(say("cli.removed", _language(ctx), id=paper.id, title=paper.display_title)))
 
 
 @cli.command()
@@ -356,7 +381,7 @@ def remove(ctx, paper_ids: tuple[str, ...]) -> None:
 def reset(ctx) -> None:
     """Empty the index."""
     _index(ctx).reset(waiting=_busy)
-    out.print("the index is empty")
+    out.print(say("cli.emptied", _language(ctx)))
 
 
 @cli.command("eval")
@@ -540,7 +565,7 @@ def ui(ctx, port: int) -> None:
 
     app = Path(__file__).resolve().parents[1] / "ui" / "app.py"
     env = {**os.environ, "PAPERCHAT_DATA_DIR": str(ctx.obj.data_dir), "PAPERCHAT_BACKEND": ctx.obj.backend}
-    out.print(f"PaperChat: open http://127.0.0.1:{port} in your browser (Ctrl+C stops it)")
+    out.print(say("cli.open", _language(ctx), url=f"http://127.0.0.1:{port}"))
     command = [
         sys.executable,
         "-m",

@@ -3,6 +3,7 @@ unsupported claims, progress bars, and every corpus or model text made safe for 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from rag.markup import terminal_safe, to_plain
 from rag.models.prompts import say
 from rag.progress import PlainProgress
 from rag.records import Grade
+from rag.text import language_of
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -58,26 +60,39 @@ def terminal_text(markdown: str) -> Text:
     return Text.assemble(*styled_segments(terminal_safe(markdown)))
 
 
+def terminal_language(setting: str) -> str:
+    """The language of the command line's own words: the setting (PAPERCHAT_LANG), or where it
+    is auto, the locale's, as POSIX ranks its variables (LC_ALL, then LC_MESSAGES, then LANG).
+    An answer's words follow its question instead."""
+    if setting != "auto":
+        return setting
+    locale = next((os.environ[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(name)), "")
+    return "zh" if locale.casefold().startswith("zh") else "en"
+
+
 class Waiting:
     """'waiting for MODEL at URL (N s)', its seconds counting while a status spinner shows it."""
 
-    def __init__(self, who: str) -> None:
+    def __init__(self, who: str, language: str = "en") -> None:
         self.who = who
+        self.language = language
         self.since = time.monotonic()
 
     def __rich__(self) -> Text:
-        return Text(f"waiting for {self.who} ({time.monotonic() - self.since:.0f} s)", style="dim")
+        return Text(
+            f"{say('terminal.waiting', self.language, who=self.who)} ({time.monotonic() - self.since:.0f} s)", style="dim"
+        )
 
 
 @contextmanager
-def waiting_for(who: str | None):
+def waiting_for(who: str | None, language: str = "en"):
     """While a model has not answered: a live count on a terminal, one line elsewhere."""
     if who is not None and err.is_terminal:
-        with err.status(Waiting(who)):
+        with err.status(Waiting(who, language)):
             yield
         return
     if who is not None:
-        err.print(f"[dim]waiting for {escape(who)}…[/]")
+        err.print(f"[dim]{escape(say('terminal.waiting', language, who=who))}…[/]")
     yield
 
 
@@ -96,13 +111,17 @@ def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mod
     with waiting:
         for event in events:
             if isinstance(event, SourcesEvent):
+                language = language_of(event.standalone_question)
                 if not as_json and event.analysis is not None:
-                    err.print(f"[dim]searched for: {safe(event.analysis.search_text)} ({safe(event.analysis.summary_line)})[/]")
+                    searched = say(
+                        "terminal.searched_for", language, what=event.analysis.search_text, how=event.analysis.summary_line
+                    )
+                    err.print(f"[dim]{safe(searched)}[/]")
                 if event.note and not as_json:
                     # What no abstract holds comes first: the quotes after it are what they do say.
                     out.print(Text(terminal_safe(event.note), style="yellow"))
                 if event.sources:
-                    waiting.enter_context(waiting_for(model))
+                    waiting.enter_context(waiting_for(model, language))
             elif isinstance(event, StatusEvent):
                 err.print(f"[yellow]{safe(event.text)}[/]")
             elif isinstance(event, TokenEvent):
@@ -125,7 +144,7 @@ def print_stream(events: Iterator, *, as_json: bool, show_all: bool = False, mod
     if answer.grade is not None:
         out.print(Text(f"[{grade_label(answer.grade, answer.language)}]", style=_GRADE_STYLES[answer.grade]))
     if answer.cut_off:
-        err.print(f"[bold red]answer cut off:[/] {safe(answer.cut_off)}")
+        err.print(f"[bold red]{say('terminal.cut_off', answer.language)}[/] {safe(answer.cut_off)}")
     if table and answer.table is not None:
         print_table(answer)
     print_references(answer, show_all=show_all)
@@ -152,17 +171,17 @@ def print_unsupported(answer) -> None:
     marked = []
     for citation in answer.unsupported:
         why = (
-            f"its abstract does not give {', '.join(citation.unsupported_numbers)}"
+            say("terminal.lacks_numbers", answer.language, numbers=", ".join(citation.unsupported_numbers))
             if citation.unsupported_numbers
-            else "its closest sentence does not say it"
+            else say("terminal.not_said", answer.language)
         )
         marked.append((f"“{citation.citing_sentence}” [{citation.number}]", UNSUPPORTED_MARK, why))
     if answer.invalid_citations:
         held = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        why = f"it cited {held}, which names no retrieved paper"
+        why = say("terminal.cited_unknown", answer.language, numbers=held)
         marked += [(f"“{claim}”", HELD_BACK_MARK, why) for claim in held_back_claims(answer.text)]
     if marked:
-        out.print("\n[bold]Unsupported claims[/]")
+        out.print(f"\n[bold]{say('terminal.unsupported', answer.language)}[/]")
     for sentence, mark, why in marked:
         out.print(Text.assemble("  ", terminal_safe(sentence), terminal_text(mark), f": {terminal_safe(why)}"))
 
@@ -171,9 +190,9 @@ def print_references(answer, *, show_all: bool = False) -> None:
     print_unsupported(answer)
     if answer.invalid_citations:
         numbers = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        err.print(f"[yellow]held back citations to no retrieved source: {numbers}[/]")
+        err.print(f"[yellow]{say('terminal.held_back', answer.language, numbers=numbers)}[/]")
     if answer.covered and answer.uncited:
-        err.print("[yellow]warning: this answer cites no source; treat it as unsupported[/]")
+        err.print(f"[yellow]{say('terminal.uncited', answer.language)}[/]")
     cited = answer.cited_sources
     if cited:
         out.print(f"\n[bold]{say('terminal.sources', answer.language)}[/]")
@@ -183,8 +202,8 @@ def print_references(answer, *, show_all: bool = False) -> None:
     more = [s for s in answer.sources if s.number in matched and s not in cited]
     if more:
         out.print(
-            f"\n[bold]More papers that match ({len(more)})[/]"
-            + ("" if show_all else " [dim](--all lists them with their key sentence)[/]")
+            f"\n[bold]{say('terminal.more', answer.language, n=len(more))}[/]"
+            + ("" if show_all else f" [dim]{escape(say('terminal.more_all', answer.language))}[/]")
         )
         sentences = {m.number: m.sentence for m in answer.matches}
         # All of them: the answer says they are all listed with the sources.
@@ -200,7 +219,7 @@ def print_references(answer, *, show_all: bool = False) -> None:
         out.print()
         for s in answer.choices:
             print_paper(s)
-        out.print("[dim]Answer with a number or words of a title.[/]")
+        out.print(f"[dim]{say('terminal.choose', answer.language)}[/]")
     others = [s for s in answer.sources if s not in cited and s.number not in matched]
     if others and answer.covered and answer.form != "summary":
         out.print(

@@ -46,7 +46,10 @@ EXE = shutil.which("paperchat", path=os.path.dirname(sys.executable)) or "paperc
 
 
 def _cli_env(data_dir, env: dict[str, str] | None) -> dict[str, str]:
-    return {**os.environ, **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+    # The command line speaks the locale's language: the tests read its English, whatever the
+    # machine's locale, unless a test sets one.
+    machine = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG", "PAPERCHAT_LANG")}
+    return {**machine, "LANG": "C.UTF-8", **(env or {}), "PAPERCHAT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
 
 
 # Follow-ups after an answer about MoH that compare it with a topic (issue 26): the phrasings the

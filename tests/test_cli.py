@@ -92,6 +92,19 @@ def test_an_oversized_abstract_is_refused_before_anything_is_indexed(tmp_path):
     assert "3 papers in the index" in raised.stdout
 
 
+def test_the_command_line_speaks_the_locales_language_unless_set_and_a_search_its_querys(listing_index):
+    chinese = {"LANG": "zh_CN.UTF-8"}
+    assert "论文：20" in run(listing_index, "stats", env=chinese).stdout
+    assert "papers: 20" in run(listing_index, "stats", env={**chinese, "PAPERCHAT_LANG": "en"}).stdout
+    assert "papers: 20" in run(listing_index, "stats", env={"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}).stdout, "LC_ALL ranks first"
+    failed = run(listing_index, "summarize", "no such paper anywhere", env=chinese, check=False)
+    assert failed.returncode == 1 and "错误：" in failed.stderr and "Traceback" not in failed.stderr
+    searched = run(listing_index, "search", "注意力头怎么选", "--k", "3").stdout
+    assert "得分" in searched and "score" not in searched, "a search in Chinese is listed in Chinese"
+    chat = run(listing_index, "chat", env=chinese, input="\n").stdout
+    assert "已索引 20 篇论文" in chat and "你>" in chat
+
+
 def test_unknown_paper_is_a_clean_error(tmp_path):
     done = run(tmp_path, "summarize", "no such paper anywhere", check=False)
     assert done.returncode == 1 and "no indexed paper" in done.stderr and "Traceback" not in done.stderr
