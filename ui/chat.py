@@ -32,6 +32,7 @@ from ui.common import (
     Request,
     SentRows,
     ask_next,
+    backend_label,
     choose_filters,
     ingest_with_progress,
     load_assistant,
@@ -193,7 +194,9 @@ def sidebar(assistant: Assistant, history: Sequence[Answer]) -> tuple[Filters, i
             categories.metric(t("sidebar.categories"), len(stats.categories))
             st.caption(t("sidebar.embeddings", model=escape_markdown(stats.embedding_model)))
             st.caption(t("sidebar.stored", location=escape_markdown(stats.location)))
-            st.markdown(t("sidebar.answers_by", label=escape_markdown(assistant.backend.label)))
+            st.markdown(
+                t("sidebar.answers_by", label=escape_markdown(backend_label(assistant.backend.name, assistant.backend.model)))
+            )
             st.caption(escape_markdown(assistant.backend.reason))
     return filters, k
 

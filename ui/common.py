@@ -57,6 +57,14 @@ def t(key: str, **fields: object) -> str:
     return say(key, language(), **fields)
 
 
+def backend_label(name: str, model: str) -> str:
+    """What writes the answers, as the app names it: the backend's name and model; the extractive
+    backend's model, which is words, in the app's language."""
+    if name == "extractive":
+        return t("backend.extractive")
+    return f"{name} ({model})" if model else name
+
+
 def show_error(error: PaperChatError) -> None:
     hint = f"\n\n{escape_markdown(error.hint)}" if error.hint else ""
     st.error(escape_markdown(error.message) + hint)

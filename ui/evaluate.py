@@ -19,13 +19,13 @@ from rag.evaluation.evaluate import compare
 from rag.evaluation.metrics import LOWER_IS_BETTER, METRICS, description, label, verdicts
 from rag.evaluation.outcomes import checked_metrics, failing, outcomes, reasons
 from rag.evaluation.records import EvalReport, EvalSet, QuestionOutcome
-from rag.evaluation.report import PLOTS, agreement_text, incomplete, list_reports, read_report
+from rag.evaluation.report import PLOTS, agreement_text, incomplete, judge_note, list_reports, read_report
 from rag.evaluation.run import Run, evaluate
 from rag.evaluation.sets import SetFile, load_eval_set, load_upload, question_sets
 from rag.markup import defuse_markdown, escape_markdown, marked, to_markdown, to_plain
 from rag.records import Grade
 from rag.search.retrieval import RETRIEVERS
-from ui.common import load_assistant, show_error, t
+from ui.common import backend_label, language, load_assistant, show_error, t
 
 UPLOAD = "Upload a question set…"  # the set choice's last option, shown as t("evaluate.upload")
 MAX_K = 50  # as `paperchat eval --k`
@@ -58,7 +58,7 @@ def run_form(assistant: Assistant) -> None:
     upload = None
     if choice == UPLOAD:
         upload = st.file_uploader(t("evaluate.set_file"), type=["jsonl"], help=t("evaluate.set_file_help"))
-    st.markdown(t("evaluate.backend", label=escape_markdown(assistant.backend.label)))
+    st.markdown(t("evaluate.backend", label=escape_markdown(backend_label(assistant.backend.name, assistant.backend.model))))
     left, middle, right = st.columns(3)
     k = left.number_input(t("evaluate.k"), 1, MAX_K, min(assistant.settings.k, MAX_K))
     retriever = middle.selectbox(t("evaluate.retriever"), RETRIEVERS)
@@ -126,6 +126,22 @@ def _parsed_report(folder: Path, modified: int) -> EvalReport:
     return read_report(folder)
 
 
+# The stages of `Answer.timings` the latency table names in the app's language; another as it is.
+STAGES = {
+    "condense": "evaluate.stage_condense",
+    "translate": "evaluate.stage_translate",
+    "retrieve": "evaluate.stage_retrieve",
+    "first_token": "evaluate.stage_first_token",
+    "generate": "evaluate.stage_generate",
+    "check": "evaluate.stage_check",
+    "total": "evaluate.stage_total",
+}
+
+
+def stage_name(stage: str) -> str:
+    return t(STAGES[stage]) if stage in STAGES else stage
+
+
 def render_report(folder: Path, *, key: str) -> None:
     """A report's metrics, per-type scores, questions, latency, judge agreement, plots and downloads."""
     try:
@@ -133,7 +149,6 @@ def render_report(folder: Path, *, key: str) -> None:
     except PaperChatError as error:
         show_error(error)
         return
-    model = f" ({report.model})" if report.model else ""
     st.subheader(escape_markdown(folder.name))
     st.caption(
         escape_markdown(
@@ -141,7 +156,7 @@ def render_report(folder: Path, *, key: str) -> None:
                 "evaluate.report_caption",
                 set=report.set_name,
                 n=len(report.question_ids),
-                backend=f"{report.backend}{model}",
+                backend=backend_label(report.backend, report.model),
                 judge=report.judge or t("evaluate.no_judge"),
                 retriever=report.retriever,
                 k=report.k,
@@ -150,22 +165,23 @@ def render_report(folder: Path, *, key: str) -> None:
             )
         )
     )
-    shortfall = incomplete(report)
+    lang = language()
+    shortfall = incomplete(report, lang)
     if shortfall:
         st.warning(t("evaluate.incomplete", shortfall=escape_markdown(shortfall), folder=folder))
     if report.judge_note:
-        st.warning(escape_markdown(report.judge_note))
-    for line in verdicts(report.metrics):
+        st.warning(escape_markdown(judge_note(report, lang)))
+    for line in verdicts(report.metrics, lang):
         st.markdown(escape_markdown(line))
     metric, value, items, measures = t("evaluate.metric"), t("evaluate.value"), t("evaluate.items"), t("evaluate.measures")
     st.dataframe(
         [
             {
-                metric: label(m),
+                metric: label(m, lang),
                 value: v,
                 t("evaluate.better"): t("evaluate.lower") if m in LOWER_IS_BETTER else t("evaluate.higher"),
                 items: report.counts[m],
-                measures: description(m),
+                measures: description(m, lang),
             }
             for m, v in report.metrics.items()
         ],
@@ -185,13 +201,13 @@ def render_report(folder: Path, *, key: str) -> None:
     if failed:
         st.dataframe(failed, hide_index=True)
     if report.judge_agreement:
-        st.markdown(escape_markdown(agreement_text(report)))
+        st.markdown(escape_markdown(agreement_text(report, lang)))
     if len(report.by_type) > 1:
         st.markdown(f"**{t('evaluate.by_type')}**")
         # A row per metric, as in the table above; the types are few, the metrics many.
         st.dataframe(
             [
-                {metric: label(m), **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
+                {metric: label(m, lang), **{kind: metrics.get(m) for kind, metrics in report.by_type.items()}}
                 for m in report.metrics
                 if any(m in metrics for metrics in report.by_type.values())
             ],
@@ -203,7 +219,10 @@ def render_report(folder: Path, *, key: str) -> None:
     render_questions(report, key=f"{key}-{folder.name}")
     st.markdown(f"**{t('evaluate.latency')}**")
     st.dataframe(
-        [{t("evaluate.stage"): s, "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000} for s, v in report.latency.items()],
+        [
+            {t("evaluate.stage"): stage_name(s), "p50 (ms)": v["p50"] * 1000, "p95 (ms)": v["p95"] * 1000}
+            for s, v in report.latency.items()
+        ],
         column_config={c: st.column_config.NumberColumn(format="%.0f") for c in ("p50 (ms)", "p95 (ms)")},
         hide_index=True,
         width="content",
@@ -249,9 +268,10 @@ def render_questions(report: EvalReport, *, key: str) -> None:
     if not rows:
         return
     metrics = checked_metrics(rows)
+    lang = language()
     counts = {ALL: len(rows), FAILED: len(failing(rows))} | {m: len(failing(rows, m)) for m in metrics}
     names = {ALL: t("evaluate.all_questions"), FAILED: t("evaluate.failures")} | {
-        m: t("evaluate.failed_check", metric=label(m)) for m in metrics
+        m: t("evaluate.failed_check", metric=label(m, lang)) for m in metrics
     }
     st.markdown(f"**{t('evaluate.questions_heading')}**")
     shown_by = st.selectbox(
@@ -287,7 +307,7 @@ def render_questions(report: EvalReport, *, key: str) -> None:
             kind: st.column_config.TextColumn(help=t("evaluate.type_help")),
             result: st.column_config.TextColumn(help=t("evaluate.result_help")),
             grade: st.column_config.TextColumn(help=t("evaluate.grade_help")),
-            **{label(m): st.column_config.TextColumn(help=METRICS[m].check_help) for m in metrics},
+            **{label(m, lang): st.column_config.TextColumn(help=METRICS[m].check_help_in(lang)) for m in metrics},
             cited: st.column_config.ListColumn(help=t("evaluate.cited_help")),
             gold: st.column_config.ListColumn(help=t("evaluate.gold_help")),
         },
@@ -313,7 +333,8 @@ def grade_word(grade: str) -> str:
 def check_marks(row: QuestionOutcome, metrics: list[str]) -> dict[str, str]:
     """A column per metric: passed or failed, blank where the check does not apply."""
     marks = {c.metric: PASS_MARKS[c.passed] for c in row.checks}
-    return {label(m): marks.get(m, "") for m in metrics}
+    lang = language()
+    return {label(m, lang): marks.get(m, "") for m in metrics}
 
 
 def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
@@ -323,14 +344,15 @@ def render_question(row: QuestionOutcome, *, ranking_only: bool) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(item.question)}**")
         st.caption(escape_markdown(f"{item.id} · {item.group}"))
-        why = reasons(row)
+        lang = language()
+        why = reasons(row, lang)
         if why:
             st.error("\n".join(f"- {escape_markdown(reason)}" for reason in why))
         elif row.checks:
             st.success(t("evaluate.passed"))
         scored = [m for m in METRICS if m in row.scores]
         if scored:
-            st.caption(t("evaluate.scores", scores=" · ".join(f"{label(m)} {row.scores[m]:.2f}" for m in scored)))
+            st.caption(t("evaluate.scores", scores=" · ".join(f"{label(m, lang)} {row.scores[m]:.2f}" for m in scored)))
         st.markdown(f"**{t('evaluate.answer')}**")
         if item.answer is not None:
             # The backend's Markdown, as the chat shows it; a model's links and images defused.
@@ -409,8 +431,9 @@ def past_reports() -> None:
 def render_deltas(before: EvalReport, after: EvalReport) -> None:
     """Each metric of A and B and the change, green where B is better and red where worse."""
     deltas = compare(before, after)
+    lang = language()
     table = pd.DataFrame(
-        [{t("evaluate.metric"): label(d.metric), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
+        [{t("evaluate.metric"): label(d.metric, lang), "A": d.before, "B": d.after, "B − A": d.change} for d in deltas]
     )
     colours = [{True: "color: #1a7f37", False: "color: #cf222e"}.get(d.better, "") for d in deltas]
     styled = (

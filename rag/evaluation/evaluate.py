@@ -78,7 +78,7 @@ import pytrec_eval
 from rag.answering.chain import Assistant
 from rag.answering.citations import cited_sentences
 from rag.errors import AnswerCutOff, PaperChatError
-from rag.evaluation.judges import Judge, PairedJudge, agreement
+from rag.evaluation.judges import KAPPA_BAR, Judge, PairedJudge, agreement, below_the_bar
 from rag.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from rag.evaluation.records import EvalItem, EvalReport, EvalSet, ItemResult
 from rag.index.store import Index
@@ -91,10 +91,6 @@ from rag.text import tokenize_terms
 
 Progress = Callable[[int, int], None]
 
-# Below this Cohen's kappa between the LLM judge and the calibrated similarity judge, the model
-# judge's figures are not the headline: 0.4 is where agreement stops being "fair" and starts to
-# be "moderate" (Landis and Koch, 1977).
-KAPPA_BAR = 0.4
 # Why a run stopped when Ctrl+C stopped it (`EvalReport.stopped`).
 INTERRUPTED = "interrupted"
 
@@ -400,10 +396,7 @@ def run_eval(
     # A run that scored nothing (all failed) has no agreement to fall short of.
     if agreed is not None and agreed["pairs"] and agreed["kappa"] < KAPPA_BAR:
         # The model judge is no better than chance against the calibrated one: lead with the latter.
-        judge_note = (
-            f"The LLM judge agreed with the calibrated similarity judge at Cohen's kappa {agreed['kappa']:.3f}, "
-            f"below the bar of {KAPPA_BAR}: the figures below are the similarity judge's; the LLM judge's follow them."
-        )
+        judge_note = below_the_bar(agreed["kappa"])
         headline, other = seconded, scored
     metrics, counts = aggregate(headline)
     # The by-type table's rows: the types, unanswerable questions by their kind.

@@ -26,7 +26,7 @@ from rag.answering.backends import ModelBackend, openai_backend
 from rag.answering.citations import SUPPORT_THRESHOLD, find_support
 from rag.errors import ConfigError
 from rag.index.embeddings import SentenceVectors
-from rag.models.prompts import load_prompt
+from rag.models.prompts import load_prompt, say
 from rag.question.kind import question_focus
 from rag.settings import Settings
 
@@ -125,6 +125,18 @@ def agreement(pairs: Sequence[tuple[bool, bool]]) -> dict[str, float]:
     chance = yes_a * yes_b + (1 - yes_a) * (1 - yes_b)
     kappa = 1.0 if chance == 1 else (observed - chance) / (1 - chance)
     return {"pairs": float(n), "agreement": observed, "kappa": kappa}
+
+
+# Below this Cohen's kappa between the LLM judge and the calibrated similarity judge, the model
+# judge's figures are not the headline: 0.4 is where agreement stops being "fair" and starts to
+# be "moderate" (Landis and Koch, 1977).
+KAPPA_BAR = 0.4
+
+
+def below_the_bar(kappa: float, language: str = "en") -> str:
+    """Why a report leads with the similarity judge's figures, the LLM judge having agreed with it
+    at `kappa`, below `KAPPA_BAR`, in `language`; in English it is the report's `judge_note`."""
+    return say("evaluation.judge_note", language, kappa=f"{kappa:.3f}", bar=KAPPA_BAR)
 
 
 def make_judge(name: str, vectors: SentenceVectors, settings: Settings) -> Judge:

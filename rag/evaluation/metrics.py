@@ -1,10 +1,13 @@
 """What each evaluation metric is called and means, for every place that shows one.
 
-`METRICS` maps a metric id (a key of `EvalReport.metrics` and of `ItemResult.scores`) to its
-readable label, a one-line description, which way is better, and the rule by which the
-Evaluate page's per-question table marks a question passed or failed on it. The CLI's table,
-``report.md``, the plots and the app all name metrics through it, so a metric reads the same
-everywhere; `rag.evaluation.evaluate` defines how each is computed.
+`METRICS` maps a metric id (a key of `EvalReport.metrics` and of `ItemResult.scores`) to which way
+is better and the test by which the Evaluate page's per-question table marks a question passed or
+failed on it; its readable label, one-line description and pass rule in words are in the
+catalogues (prompts/ui.json, prompts/zh/ui.json) under ``metric.<id>.label``,
+``metric.<id>.description`` and ``metric.<id>.rule``. The CLI's table, ``report.md``, the plots
+and the app all name metrics through it, so a metric reads the same everywhere: in English in
+files and the terminal, in the app's language on the Evaluate page. `rag.evaluation.evaluate`
+defines how each is computed.
 
 Pass rules, per question: a gold paper in the top 5 (the answer sees the top k, 5 by default);
 every sentence supported and every citation needed (citations, faithfulness); every cited or
@@ -20,21 +23,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag.models.prompts import listing_words, say
+
 
 @dataclass(frozen=True)
 class Metric:
-    label: str
-    description: str
+    id: str
     lower_is_better: bool = False
-    # The per-question check, in words ("every citation is needed") and as a test of the item's
-    # score; empty and None for a metric no question passes or fails on alone.
-    rule: str = ""
+    # The per-question check as a test of the item's score; None for a metric no question passes
+    # or fails on alone. Such a metric has a rule in words (metric.<id>.rule) in the catalogues.
     passes: Callable[[float], bool] | None = None
 
-    @property
-    def check_help(self) -> str:
+    def _words(self, part: str, language: str) -> str:
+        key = f"metric.{self.id}.{part}"
+        return say(key, language)
+
+    def label_in(self, language: str = "en") -> str:
+        """The metric's readable name: "Recall@5", "Citation precision"."""
+        return self._words("label", language)
+
+    def description_in(self, language: str = "en") -> str:
+        """What it measures, one sentence."""
+        return self._words("description", language)
+
+    def rule_in(self, language: str = "en") -> str:
+        """The per-question check in words ("every citation is needed"); "" for a metric without one."""
+        return self._words("rule", language) if self.passes is not None else ""
+
+    def check_help_in(self, language: str = "en") -> str:
         """The description and the pass rule, one line."""
-        return f"{self.description} A question passes when {self.rule}." if self.rule else self.description
+        if self.passes is None:
+            return self.description_in(language)
+        return say("evaluation.check_help", language, description=self.description_in(language), rule=self.rule_in(language))
+
+    # In English, as report.md and the terminal say them.
+    label = property(label_in)
+    description = property(description_in)
+    rule = property(rule_in)
+    check_help = property(check_help_in)
 
 
 def _some(value: float) -> bool:
@@ -48,117 +74,36 @@ def _all(value: float) -> bool:
 # In the order reports list them: retrieval, citations, answer quality, gold papers, answer
 # forms, refusals.
 METRICS: dict[str, Metric] = {
-    "recall@1": Metric("Recall@1", "Share of the gold papers ranked first."),
-    "recall@5": Metric(
-        "Recall@5", "Share of the gold papers in the top 5 retrieved.", rule="a gold paper is in the top 5", passes=_some
-    ),
-    "recall@10": Metric("Recall@10", "Share of the gold papers in the top 10 retrieved."),
-    "recall@100": Metric("Recall@100", "Share of the gold papers in the top 100 retrieved."),
-    "mrr@10": Metric("MRR@10", "1 / the rank of the first gold paper in the top 10 (0 when none is)."),
-    "ndcg@10": Metric("nDCG@10", "How near the top 10 comes to the ideal order of the gold papers, by relevance grade."),
-    "citation_recall": Metric(
-        "Citation recall",
-        "Share of the answer's sentences that their citations, read together, support.",
-        rule="every sentence is supported by what it cites",
-        passes=_all,
-    ),
-    "citation_precision": Metric(
-        "Citation precision",
-        "Share of the answer's citations that their sentence needs.",
-        rule="every citation is needed",
-        passes=_all,
-    ),
-    "faithfulness": Metric(
-        "Faithfulness",
-        "Share of the answer's sentences that the retrieved abstracts support.",
-        rule="every sentence is supported by the retrieved abstracts",
-        passes=_all,
-    ),
-    "answer_relevance": Metric(
-        "Answer relevance", "How closely the answer addresses the question (0 to 1), as the judge measures it."
-    ),
-    "gold_citation_precision": Metric(
-        "Gold citation precision",
-        "Share of the papers the answer cites that are gold.",
-        rule="every cited paper is gold",
-        passes=_all,
-    ),
-    "gold_citation_recall": Metric(
-        "Gold citation recall",
-        "Share of the gold papers the answer cites (a refusal scores 0).",
-        rule="every gold paper is cited",
-        passes=_all,
-    ),
-    "collection_precision": Metric(
-        "Collection precision",
-        "Share of the papers a collection answer lists that are gold.",
-        rule="every listed paper is gold",
-        passes=_all,
-    ),
-    "collection_recall": Metric(
-        "Collection recall",
-        "Share of the gold papers a collection answer lists.",
-        rule="every gold paper is listed",
-        passes=_all,
-    ),
-    "gold_sentence_quoted": Metric(
-        "Answering sentence quoted",
-        "Share of how and result answers that cite one of the gold answering sentences.",
-        rule="the answer cites a gold answering sentence",
-        passes=_all,
-    ),
-    "premise_corrected": Metric(
-        "Premise corrected",
-        "Share of false-premise questions answered by first quoting a sentence that contradicts the premise, the premise named.",
-        rule="the answer opens by naming the premise and quoting a gold contradicting sentence",
-        passes=_all,
-    ),
-    "premise_invented": Metric(
-        "Premise invented",
-        "Share of questions without a false premise answered by correcting one (Not so ...); lower is better.",
-        lower_is_better=True,
-    ),
-    "gold_found": Metric(
-        "Gold found",
-        "Share of answerable questions whose answer cites a gold paper, graded answers or best match.",
-        rule="the answer cites a gold paper and does not grade it not found",
-        passes=_all,
-    ),
-    "gold_not_found": Metric(
-        "Not found, gold in top 3",
-        "Share of answerable questions graded not found while a gold paper ranks in the top 3; lower is better.",
-        lower_is_better=True,
-    ),
-    "answers_grade_right": Metric(
-        "Answers grade right",
-        "Share of the answers graded answers that cite a gold paper or correct a false presupposition.",
-    ),
-    "answerable_graded_answers": Metric(
-        "Answerable graded answers", "Share of answerable questions graded answers, rather than best match or not found."
-    ),
-    "unanswerable_graded_answers": Metric(
-        "Unanswerable graded answers",
-        "Share of unanswerable questions graded answers (a false presupposition corrected is not); lower is better.",
-        lower_is_better=True,
-    ),
-    "unanswerable_declined": Metric(
-        "Unanswerable declined", "Share of unanswerable questions declined: refused, or answered in part naming what is missing."
-    ),
-    "unanswerable_refused": Metric("Unanswerable refused", "Share of unanswerable questions refused outright."),
-    "answerable_refused": Metric(
-        "Answerable refused", "Share of answerable questions refused; lower is better.", lower_is_better=True
-    ),
-    "answerable_partial": Metric(
-        "Answerable partly answered",
-        "Share of answerable questions answered only in part; lower is better.",
-        lower_is_better=True,
-    ),
-    "decline_accuracy": Metric(
-        "Decline accuracy",
-        "Share of questions decided right: unanswerable ones declined, answerable ones not refused.",
-        rule="it is decided right: declined if unanswerable, not refused if answerable",
-        passes=_all,
-    ),
+    m.id: m
+    for m in (
+        Metric("recall@1"),
+        Metric("recall@5", passes=_some),
+        Metric("recall@10"),
+        Metric("recall@100"),
+        Metric("mrr@10"),
+        Metric("ndcg@10"),
+        Metric("citation_recall", passes=_all),
+        Metric("citation_precision", passes=_all),
+        Metric("faithfulness", passes=_all),
+        Metric("answer_relevance"),
+        Metric("gold_citation_precision", passes=_all),
+        Metric("gold_citation_recall", passes=_all),
+        Metric("collection_precision", passes=_all),
+        Metric("collection_recall", passes=_all),
+        Metric("gold_sentence_quoted", passes=_all),
+        Metric("premise_corrected", passes=_all),
+        Metric("premise_invented", lower_is_better=True),
+        Metric("gold_found", passes=_all),
+        Metric("gold_not_found", lower_is_better=True),
+        Metric("answers_grade_right"),
+        Metric("answerable_graded_answers"),
+        Metric("unanswerable_graded_answers", lower_is_better=True),
+        Metric("unanswerable_declined"),
+        Metric("unanswerable_refused"),
+        Metric("answerable_refused", lower_is_better=True),
+        Metric("answerable_partial", lower_is_better=True),
+        Metric("decline_accuracy", passes=_all),
+    )
 }
 
 LOWER_IS_BETTER = frozenset(m for m, metric in METRICS.items() if metric.lower_is_better)
@@ -168,16 +113,19 @@ LOWER_IS_BETTER = frozenset(m for m, metric in METRICS.items() if metric.lower_i
 # good, at or above the second fair, else weak; a lower-is-better headline is judged by 1 - value.
 # The bars are the targets the project holds itself to (docs/benchmarks.md): Recall@5 0.9 for
 # finding the paper, every citation supported for the quotes, 0.9 of questions decided right.
+# A group's name is the catalogues' evaluation.group.<id>.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "Retrieval": ("recall@5", "mrr@10", "ndcg@10"),
-    "Citations": ("citation_precision", "faithfulness", "citation_recall"),
-    "Declines": ("decline_accuracy", "unanswerable_graded_answers", "answerable_refused"),
+    "retrieval": ("recall@5", "mrr@10", "ndcg@10"),
+    "citations": ("citation_precision", "faithfulness", "citation_recall"),
+    "declines": ("decline_accuracy", "unanswerable_graded_answers", "answerable_refused"),
 }
 VERDICT_BARS = (0.9, 0.7)
+VERDICT_WORDS = ("evaluation.good", "evaluation.fair", "evaluation.weak")  # at or above each bar, below both
 
 
-def verdicts(metrics: dict[str, float]) -> list[str]:
-    """A line per group the report measures: "Retrieval: good (Recall@5 0.950, MRR@10 0.870, ...)"."""
+def verdicts(metrics: dict[str, float], language: str = "en") -> list[str]:
+    """A line per group the report measures: "Retrieval: good (Recall@5 0.950, MRR@10 0.870, ...)",
+    in `language`."""
     lines = []
     for group, names in GROUPS.items():
         present = [n for n in names if n in metrics]
@@ -185,19 +133,36 @@ def verdicts(metrics: dict[str, float]) -> list[str]:
             continue
         headline = metrics[present[0]]
         score = 1.0 - headline if present[0] in LOWER_IS_BETTER else headline
-        word = "good" if score >= VERDICT_BARS[0] else "fair" if score >= VERDICT_BARS[1] else "weak"
-        shown = ", ".join(f"{label(n)} {metrics[n]:.3f}{' (lower is better)' if n in LOWER_IS_BETTER else ''}" for n in present)
-        lines.append(f"{group}: {word} ({shown})")
+        word = VERDICT_WORDS[sum(score < bar for bar in VERDICT_BARS)]
+        name = f"evaluation.group.{group}"
+        shown = listing_words(language)["between"].join(
+            say(
+                "evaluation.score_lower" if n in LOWER_IS_BETTER else "evaluation.score",
+                language,
+                metric=label(n, language),
+                value=f"{metrics[n]:.3f}",
+            )
+            for n in present
+        )
+        lines.append(
+            say(
+                "evaluation.verdict",
+                language,
+                group=say(name, language),
+                word=say(word, language),
+                scores=shown,
+            )
+        )
     return lines
 
 
-def label(metric: str) -> str:
+def label(metric: str, language: str = "en") -> str:
     """The metric's readable name; a name this table does not know (a latency row) as it is."""
     known = METRICS.get(metric)
-    return known.label if known else metric
+    return known.label_in(language) if known else metric
 
 
-def description(metric: str) -> str:
+def description(metric: str, language: str = "en") -> str:
     """The metric's one-line description; empty for a name this table does not know."""
     known = METRICS.get(metric)
-    return known.description if known else ""
+    return known.description_in(language) if known else ""

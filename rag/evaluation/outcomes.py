@@ -2,16 +2,18 @@
 
 `outcomes` checks each question of an `EvalReport` by the pass rules of `rag.evaluation.metrics`, from what
 the report stores per item, and lists the papers the question names (gold, cited, listed, the top
-retrieved) with where each ranked. `reasons` says why a question failed, in sentences. A report
-written before items kept paper titles still reads: those papers have no title.
+retrieved) with where each ranked. `reasons` says why a question failed, in sentences, in the
+language asked for. A report written before items kept paper titles still reads: those papers
+have no title.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.evaluation.metrics import METRICS, label
+from rag.evaluation.metrics import METRICS
 from rag.evaluation.records import EvalReport, ItemResult, MetricCheck, PaperMark, QuestionOutcome
+from rag.models.prompts import say
 
 
 def headline_scores(report: EvalReport, item: ItemResult) -> dict[str, float]:
@@ -73,9 +75,19 @@ def failing(rows: Sequence[QuestionOutcome], metric: str | None = None) -> list[
     return [r for r in rows if any(c.metric == metric for c in r.failures)]
 
 
-def reasons(row: QuestionOutcome) -> list[str]:
-    """Why the question failed, a sentence each: the error that stopped it, each check it failed."""
-    said = [f"It failed to run: {row.item.error}"] if row.item.error else []
+def reasons(row: QuestionOutcome, language: str = "en") -> list[str]:
+    """Why the question failed, a sentence each in `language`: the error that stopped it (as it
+    was recorded), each check it failed."""
+    said = [say("evaluation.failed_to_run", language, error=row.item.error)] if row.item.error else []
     for check in row.failures:
-        said.append(f"{label(check.metric)} is {check.value:.2f}; a question passes when {METRICS[check.metric].rule}.")
+        metric = METRICS[check.metric]
+        said.append(
+            say(
+                "evaluation.failed_check",
+                language,
+                metric=metric.label_in(language),
+                value=f"{check.value:.2f}",
+                rule=metric.rule_in(language),
+            )
+        )
     return said

@@ -11,9 +11,11 @@ from datetime import datetime
 from pathlib import Path
 
 from rag.errors import PaperChatError
+from rag.evaluation.judges import below_the_bar
 from rag.evaluation.metrics import LOWER_IS_BETTER, description, label, verdicts
 from rag.evaluation.records import EvalReport, ItemResult
 from rag.markup import escape_markdown
+from rag.models.prompts import say
 
 PLOTS = ("metrics.png", "latency.png", "by_type.png")
 # The metrics the per-type plot compares: one each for retrieval, citing and refusing.
@@ -72,33 +74,51 @@ def read_report(path: Path) -> EvalReport:
         raise PaperChatError(f"{file} is not a PaperChat report: {exc}", hint="was it written by paperchat eval?") from None
 
 
-def incomplete(report: EvalReport) -> str:
-    """What the run left without scores, in a sentence; empty when it scored every question."""
+def incomplete(report: EvalReport, language: str = "en") -> str:
+    """What the run left without scores, in a sentence in `language`; empty when it scored every
+    question. Why it stopped is said as the run recorded it."""
     if not report.failed and not report.unasked:
         return ""
     total = len(report.question_ids)
     scored = len(report.items) - report.failed
     if not report.stopped:
-        return f"{report.failed} of {total} questions failed; the metrics are over the other {scored}"
-    return (
-        f"stopped early ({report.stopped}): {scored} of {total} questions scored, "
-        f"{report.failed} failed, {len(report.unasked)} not asked"
+        return say("evaluation.some_failed", language, failed=report.failed, total=total, scored=scored)
+    return say(
+        "evaluation.stopped",
+        language,
+        reason=report.stopped,
+        scored=scored,
+        total=total,
+        failed=report.failed,
+        unasked=len(report.unasked),
     )
 
 
-def agreement_text(report: EvalReport) -> str:
-    """The two judges' agreement in a sentence (report.md, `paperchat eval`, the Evaluate page);
-    "" for a run with one judge."""
+def agreement_text(report: EvalReport, language: str = "en") -> str:
+    """The two judges' agreement in a sentence in `language` (report.md, `paperchat eval`, the
+    Evaluate page); "" for a run with one judge."""
     a = report.judge_agreement
     if not a:
         return ""
     if not a["pairs"]:
         # Agreement and kappa over no decisions are no figures at all, not zeros.
-        return "Judge agreement (LLM vs offline similarity judge): no support decision was made by both, so nothing to compare."
-    return (
-        f"Judge agreement (LLM vs offline similarity judge) on {int(a['pairs'])} support decisions: "
-        f"{a['agreement']:.3f} raw, Cohen's kappa {a['kappa']:.3f}."
+        return say("evaluation.no_agreement", language)
+    return say(
+        "evaluation.agreement",
+        language,
+        pairs=int(a["pairs"]),
+        agreement=f"{a['agreement']:.3f}",
+        kappa=f"{a['kappa']:.3f}",
     )
+
+
+def judge_note(report: EvalReport, language: str = "en") -> str:
+    """Why the report leads with the similarity judge's figures (`EvalReport.judge_note`), in
+    `language`; "" when it does not. A note without the agreement it rests on is as written."""
+    a = report.judge_agreement
+    if not report.judge_note or not a:
+        return report.judge_note
+    return below_the_bar(a["kappa"], language)
 
 
 def markdown(report: EvalReport) -> str:

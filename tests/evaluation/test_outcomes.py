@@ -166,3 +166,61 @@ def test_a_report_leads_with_a_verdict_per_group_judged_by_its_headline_metric()
     assert verdicts({"unanswerable_graded_answers": 0.05}) == [
         "Declines: good (Unanswerable graded answers 0.050 (lower is better))"
     ]
+
+
+def test_verdicts_are_chinese_when_asked_and_english_otherwise():
+    from rag.evaluation.metrics import verdicts
+
+    metrics = {"recall@5": 0.95, "mrr@10": 0.8, "citation_precision": 0.75, "decline_accuracy": 0.5, "answerable_refused": 0.2}
+    assert verdicts(metrics, language="zh") == [
+        "检索：良好（Recall@5 0.950、MRR@10 0.800）",
+        "引用：尚可（引用精确率 0.750）",
+        "拒答：较弱（拒答准确率 0.500、可回答题直接拒答 0.200（越低越好））",
+    ]
+    assert verdicts(metrics) == verdicts(metrics, language="en") == [
+        "Retrieval: good (Recall@5 0.950, MRR@10 0.800)",
+        "Citations: fair (Citation precision 0.750)",
+        "Declines: weak (Decline accuracy 0.500, Answerable refused 0.200 (lower is better))",
+    ]
+
+
+def test_every_metric_s_words_are_in_both_catalogues_and_the_chinese_are_chinese():
+    import re
+
+    from rag.models.prompts import catalogue
+
+    for language in ("en", "zh"):
+        words = catalogue(language)
+        for m, metric in METRICS.items():
+            assert f"metric.{m}.label" in words and f"metric.{m}.description" in words, (language, m)
+            assert (f"metric.{m}.rule" in words) == (metric.passes is not None), (language, m)
+    for metric in METRICS.values():
+        # Abbreviations (Recall@5, nDCG@10) may stay; what a metric measures and its rule are Chinese.
+        for text in (metric.description_in("zh"), metric.rule_in("zh")):
+            assert not re.search(r"[A-Za-z]{4,}", text), text
+        assert re.search(r"[\u4e00-\u9fff]", metric.description_in("zh")), metric.id
+    precision = METRICS["gold_citation_precision"]
+    assert precision.label_in("zh") == "金标引用精确率" and precision.label == "Gold citation precision"
+    assert precision.check_help_in("zh") == "回答引用的论文中金标论文所占比例。通过条件：引用的每篇论文都是金标论文。"
+    assert precision.check_help == "Share of the papers the answer cites that are gold. A question passes when every cited paper is gold."
+    assert label("recall@1", "zh") == "Recall@1" and description("recall@1", "zh") == "金标论文中排在第 1 位的比例。"
+
+
+def test_why_a_question_failed_and_what_a_run_left_unscored_are_said_in_chinese_when_asked():
+    from rag.evaluation.report import agreement_text, incomplete, judge_note
+
+    bad = item("bad", scores={"gold_citation_precision": 0.5})
+    broken = item("broken", retrieved=(), error="the server said 500 (HTTP 500)")
+    rows = outcomes(report(bad, broken))
+    assert reasons(rows[0], "zh") == ["金标引用精确率：0.50；通过条件：引用的每篇论文都是金标论文。"]
+    assert reasons(rows[1], "zh") == ["运行失败：the server said 500 (HTTP 500)"]
+    failed = report(bad, broken, questions=("bad", "broken"))
+    assert incomplete(failed, "zh") == "2 个问题中有 1 个失败，指标按其余 1 个计算"
+    assert incomplete(failed) == "1 of 2 questions failed; the metrics are over the other 1"
+    stopped = report(bad, questions=("bad", "next"), stopped="interrupted")
+    assert incomplete(stopped, "zh") == "提前停止（interrupted）：2 个问题中 1 个已评分，0 个失败，1 个未提问"
+    agreed = report(judge_agreement={"pairs": 4.0, "agreement": 0.75, "kappa": 0.25}, judge_note="as the run wrote it")
+    assert agreement_text(agreed, "zh") == "评判一致性（LLM 与离线相似度评判），共 4 次支持判断：原始一致率 0.750，Cohen's kappa 0.250。"
+    assert judge_note(agreed, "zh").startswith("LLM 评判与校准过的相似度评判的一致性为 Cohen's kappa 0.250，低于 0.4 的标准")
+    assert judge_note(agreed).startswith("The LLM judge agreed with the calibrated similarity judge at Cohen's kappa 0.250")
+    assert judge_note(report(judge_agreement={"pairs": 4.0, "agreement": 1.0, "kappa": 1.0}), "zh") == ""

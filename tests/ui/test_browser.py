@@ -635,5 +635,10 @@ def test_a_browser_in_chinese_gets_every_page_in_chinese(browser, server):
     idle(page)
     page.screenshot(path=ARTIFACTS / "19-evaluate-chinese.png", full_page=True)
     assert page.get_by_role("heading", name="过往报告").is_visible()
-    assert "Question set" not in main.inner_text() and "Past reports" not in main.inner_text()
+    shown = main.inner_text()
+    assert "Question set" not in shown and "Past reports" not in shown
+    # The verdicts and what each metric measures (the table's cells, as its accessible grid holds them).
+    assert "检索：良好（Recall@5 " in shown and "Retrieval: good" not in shown, shown
+    metrics = page.get_by_test_id("stDataFrame").first.locator("td").all_inner_texts()
+    assert "金标论文中排在第 1 位的比例。" in metrics and "Share of the gold papers ranked first." not in metrics, metrics
     page.close()

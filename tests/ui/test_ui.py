@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import tempfile
@@ -394,7 +395,7 @@ def test_the_app_speaks_chinese_when_set_and_a_chinese_question_is_answered_in_c
 
 def page_words(at: AppTest) -> str:
     """Every string the page's elements carry (titles, texts, labels, help, placeholders,
-    options), its tables' column names, and what its progress bars and statuses said."""
+    options), its tables' column names and cells, and what its progress bars and statuses said."""
     from google.protobuf import text_format
 
     words = []
@@ -409,6 +410,10 @@ def page_words(at: AppTest) -> str:
     walk(at.main)
     walk(at.sidebar)
     words += [" ".join(map(str, frame.value.columns)) for frame in at.dataframe]
+    # Their cells' text and columns' help: a table's data is Arrow bytes in its element and its
+    # columns' settings JSON with \u escapes, their Chinese unreadable there.
+    words += [" ".join(str(cell) for cell in frame.value.to_numpy().ravel()) for frame in at.dataframe]
+    words += [json.dumps(json.loads(frame.proto.columns or "{}"), ensure_ascii=False) for frame in at.dataframe]
     return "\n".join(words)
 
 
@@ -424,6 +429,11 @@ def build_a_table(at: AppTest) -> None:
 
 def choose_a_group(at: AppTest) -> None:
     at.selectbox(key="map_cluster").select_index(0).run()
+
+
+def evaluate_three_questions(at: AppTest) -> None:
+    next(n for n in at.number_input if n.label == "上限").set_value(3)
+    next(b for b in at.button if b.label == "运行").click().run()
 
 
 # Per page: what to do there, words it must show in Chinese, and English labels it must not.
@@ -444,17 +454,26 @@ CHINESE_PAGES = {
         ["Ask about this category", "Choose a category", "the most typical first", "Click a point"],
     ),
     "evaluate.py": (
-        lambda at: None,
-        ["评测", "问题集", "每个回答的论文数（k）", "只评排序", "过往报告"],
-        ["Question set", "Ranking only", "Past reports", "Papers per answer"],
+        evaluate_three_questions,
+        [
+            "评测", "问题集", "每个回答的论文数（k）", "只评排序", "过往报告", "后端 extractive（摘录摘要原句）",
+            # The verdicts, the metrics' names and what they measure, and a check's pass rule.
+            "检索：良好（Recall@5 ", "引用：", "拒答：", "引用精确率", "金标论文中排在第 1 位的比例。",
+            "回答引用的论文中金标论文所占比例。通过条件：引用的每篇论文都是金标论文。", "首字输出",
+        ],
+        [
+            "Question set", "Ranking only", "Past reports", "Papers per answer", "quotes from the abstracts",
+            "Retrieval: good", "Citations:", "Declines:", "Citation precision", "Share of the gold papers ranked first.",
+            "A question passes when",
+        ],
     ),
 }
 
 
 @pytest.mark.parametrize("page", list(CHINESE_PAGES))
-def test_every_page_speaks_chinese_when_set(page, fresh_assistant, open_app):
+def test_every_page_speaks_chinese_when_set(page, fresh_assistant, open_app, tmp_path):
     act, chinese, english = CHINESE_PAGES[page]
-    at = open_app(PAPERCHAT_LANG="zh")
+    at = open_app(PAPERCHAT_LANG="zh", PAPERCHAT_REPORTS_DIR=str(tmp_path / "reports"))
     at.switch_page(page).run()
     assert not at.exception
     act(at)
