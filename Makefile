@@ -7,7 +7,7 @@ CORPUS  ?= data/papers.jsonl
 # Where make bench-scale grows its index (kept: make bench-update changes it).
 SCALE_INDEX ?= $(HOME)/.local/share/paperchat/bench-scale
 
-.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ask bench-scale bench-update bench-memory bench-load bench-map bench-verifier bench-table eval eval-forms eval-grades eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier train-crosslingual eval-chinese clean
+.PHONY: install install-local run run-cli ingest lint test test-fast reliability bench bench-ingest bench-ingest-profile bench-ask bench-scale bench-update bench-memory bench-load bench-map bench-verifier bench-table eval eval-forms eval-grades eval-verifier calibrate calibrate-rerank eval-benchmarks train-verifier train-crosslingual eval-chinese clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench: install
 # sentence vectors (about an hour; `python bench/bench_ingest.py --limit N` for the first N).
 bench-ingest: install
 	$(BIN)/python bench/bench_ingest.py
+
+# Each step's own share of one ingest of the scale corpus (issue 38).
+bench-ingest-profile: install
+	$(BIN)/python bench/profile_ingest.py
 
 # `ask` latency over the 13,687 scale abstracts, sentence vectors read from the index against
 # embedded per question (the index is made once, as for eval-forms).

@@ -86,6 +86,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
     """Load corpus files (listing .txt, .jsonl[.gz], BEIR corpus.jsonl, .csv, .bib) into the index."""
     from rag.corpus.reading import count_papers, read_corpus
     from rag.errors import IngestInterruptedError
+    from rag.index.ingestprogress import IngestStopped
 
     # Every file is read through and checked before anything is written, so a bad file changes
     # nothing; then each is read again as it is indexed, never held whole.
@@ -104,9 +105,9 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], skip_invalid: bool) -> N
                     progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
                     waiting=_busy,
                 )
-            except KeyboardInterrupt:
-                # Progress counts papers a whole batch at a time, once they are written.
-                raise IngestInterruptedError(str(path), int(bar.tasks[task].completed), size) from None
+            except KeyboardInterrupt as stop:
+                # What is written whole: the bar runs ahead of it, within a batch.
+                raise IngestInterruptedError(str(path), stop.indexed if isinstance(stop, IngestStopped) else 0, size) from None
         table.add_row(
             str(path),
             str(report.added),

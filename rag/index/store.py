@@ -49,13 +49,14 @@ from rag.index.chroma import DenseHit, chroma_client, paper_from_metadata, paper
 from rag.index.corpusmap import Progress as MapProgress
 from rag.index.corpusmap import make_map
 from rag.index.embeddings import embedding_model_id, make_embeddings
+from rag.index.ingestprogress import BatchProgress, IngestStopped
 from rag.index.locking import Waiting, WriteLock
 from rag.index.mapfile import read_map, save_map
 from rag.index.maprecords import CorpusMap
 from rag.index.offline import prepare
 from rag.index.papertext import evidence_texts
 from rag.index.textvectors import Sentences, TextVectors
-from rag.records import CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
+from rag.records import Chunk, CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
 
 Progress = Callable[[int, int], None]
@@ -273,7 +274,7 @@ class Index:
             stored = self.texts.hashes(ids)
             missing = [p for p in papers if stored.get(p.id) != p.content_hash]
             if missing:
-                self._write_texts(missing)
+                self._write_texts(missing, BatchProgress())
         return self.texts.sentences(ids)
 
     def dense_search(self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None) -> list[DenseHit]:
@@ -403,40 +404,46 @@ class Index:
         alone = True
         if progress:
             progress(0, total or 0)
-        stream = iter(papers)
-        while batch := list(islice(stream, _BATCH)):
-            skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
-            latest = {p.id: p for p in batch if isinstance(p, Paper)}
-            # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
-            # papers). Every field that goes into content_hash is stored, so the stored paper's
-            # hash is its own.
-            indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
-            todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
-            # The lookup goes by the catalog as it was before this ingest, so a paper that an
-            # earlier batch wrote is told by `additions`: given again, it is an update. (One an
-            # earlier batch found unchanged is still in the store, and found again.)
-            earlier: Container[str] = additions if additions is not None else ()
-            added += sum(p.id not in indexed and p.id not in earlier for p in todo)
-            updated += sum(p.id in indexed or p.id in earlier for p in todo)
-            unchanged += len(latest) - len(todo)
-            if todo:
-                base = base or self.catalog.complete()
-                additions = additions if additions is not None else Additions(base.lexical.vocabulary)
-                # Stamped before as well as after: a catalog another process saves for the last
-                # generation meanwhile must not be current while these papers are in the table.
-                alone = self._stamp() and alone
-                written += self._write(todo, additions)
-                alone = self._stamp() and alone
-            if self.settings.sentence_vectors:
-                # Unchanged papers whose sentences are not stored (indexed before, or by another
-                # client of the server): only their sentences and words are embedded.
-                same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
-                stored = self.texts.hashes([p.id for p in same])
-                if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
-                    self._write_texts(bare)
-            done += len(latest)
-            if progress:
-                progress(done, max(total or 0, done))
+        try:
+            stream = iter(papers)
+            while batch := list(islice(stream, _BATCH)):
+                skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
+                latest = {p.id: p for p in batch if isinstance(p, Paper)}
+                # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
+                # papers). Every field that goes into content_hash is stored, so the stored paper's
+                # hash is its own.
+                indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
+                todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
+                # The lookup goes by the catalog as it was before this ingest, so a paper that an
+                # earlier batch wrote is told by `additions`: given again, it is an update. (One an
+                # earlier batch found unchanged is still in the store, and found again.)
+                earlier: Container[str] = additions if additions is not None else ()
+                added += sum(p.id not in indexed and p.id not in earlier for p in todo)
+                updated += sum(p.id in indexed or p.id in earlier for p in todo)
+                unchanged += len(latest) - len(todo)
+                # How far this batch has come, in papers, as its texts are embedded.
+                work = BatchProgress(progress, before=done, size=len(latest), total=total)
+                if todo:
+                    base = base or self.catalog.complete()
+                    additions = additions if additions is not None else Additions(base.lexical.vocabulary)
+                    # Stamped before as well as after: a catalog another process saves for the last
+                    # generation meanwhile must not be current while these papers are in the table.
+                    alone = self._stamp() and alone
+                    written += self._write(todo, additions, work)
+                    alone = self._stamp() and alone
+                if self.settings.sentence_vectors:
+                    # Unchanged papers whose sentences are not stored (indexed before, or by another
+                    # client of the server): only their sentences and words are embedded.
+                    same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
+                    stored = self.texts.hashes([p.id for p in same])
+                    if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
+                        self._write_texts(bare, work)
+                done += len(latest)
+                if progress:
+                    progress(done, max(total or 0, done))
+        except KeyboardInterrupt as stop:
+            # The count said so far runs ahead of what is written (`BatchProgress`).
+            raise IngestStopped(done) from stop
         self._drop_old_layout()
         if added or updated:
             # `base` and `additions` are set: something was written.
@@ -462,34 +469,31 @@ class Index:
             catalog.save(folder)
             self._catalog = catalog
 
-    def _write(self, papers: list[Paper], additions: Additions) -> int:
+    def _write(self, papers: list[Paper], additions: Additions, work: BatchProgress) -> int:
         """Write the papers' chunks (and sentences), add their catalog entries to `additions`;
         returns how many chunks were written."""
+        size, overlap = self.settings.chunk_size, self.settings.chunk_overlap
+        chunks = [(paper, chunk_paper(paper, chunk_size=size, chunk_overlap=overlap)) for paper in papers]
+        work.expect(sum(len(c) for _, c in chunks))
         if self.settings.sentence_vectors:
-            self._write_texts(papers)
-        ids, firsts = self._add_chunks(papers)
+            self._write_texts(papers, work)
+        ids, firsts = self._add_chunks(chunks, work)
         additions.add(entry(paper, first) for paper, first in zip(papers, firsts, strict=True))
-        fresh = set(ids)
-        old = self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
-        stale = [i for i in old if i not in fresh]
-        if stale:
+        fresh, old = set(ids), self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
+        if stale := [i for i in old if i not in fresh]:
             self._collection.delete(ids=stale)
         return len(ids)
 
-    def _add_chunks(self, papers: list[Paper]) -> tuple[list[str], list[str]]:
+    def _add_chunks(self, chunked: list[tuple[Paper, list[Chunk]]], work: BatchProgress) -> tuple[list[str], list[str]]:
         """Embed the papers' chunks into Chroma; returns their ids and each paper's first chunk's."""
-        texts, metas, ids, firsts = [], [], [], []
-        for paper in papers:
-            chunks = chunk_paper(paper, chunk_size=self.settings.chunk_size, chunk_overlap=self.settings.chunk_overlap)
-            firsts.append(chunks[0].id)
-            for chunk in chunks:
-                texts.append(chunk.text)
-                metas.append(paper_metadata(paper, chunk))
-                ids.append(chunk.id)
-        self.vectorstore.add_texts(texts, metadatas=metas, ids=ids)
+        pairs = [(paper, chunk) for paper, chunks in chunked for chunk in chunks]
+        texts, ids, metas = [c.text for _, c in pairs], [c.id for _, c in pairs], [paper_metadata(p, c) for p, c in pairs]
+        firsts = [chunks[0].id for _, chunks in chunked]
+        for part in work.slices(len(texts)):
+            self.vectorstore.add_texts(texts[part], metadatas=metas[part], ids=ids[part])
         return ids, firsts
 
-    def _write_texts(self, papers: list[Paper]) -> None:
+    def _write_texts(self, papers: list[Paper], work: BatchProgress) -> None:
         """Split the papers' abstracts into sentences and store them with the papers' words;
         only what is not stored yet (a sentence as it is, a word any paper has) is embedded."""
         split: dict[str, tuple[str, list[str]]] = {}
@@ -502,8 +506,11 @@ class Index:
         stored_words = self.texts.words(list(words))
         new_words = [w for w in words if w not in stored_words]
         todo = list(dict.fromkeys([t for _, sentences in split.values() for t in sentences if t not in vectors] + new_words))
-        if todo:
-            vectors.update(zip(todo, np.asarray(self.embeddings.embed_documents(todo), dtype=np.float32), strict=True))
+        work.expect(len(todo))
+        for part in work.slices(len(todo)):
+            vectors.update(
+                zip(todo[part], np.asarray(self.embeddings.embed_documents(todo[part]), dtype=np.float32), strict=True)
+            )
         self.texts.put(
             {pid: (digest, [(t, vectors[t]) for t in sentences]) for pid, (digest, sentences) in split.items()},
             {w: vectors[w] for w in new_words},

@@ -415,6 +415,25 @@ def test_a_stream_is_ingested_a_batch_at_a_time_and_counted(settings):
     assert unsized[-1] == (600, 600) and all(done <= total for done, total in unsized)
 
 
+def test_progress_moves_within_a_batch_as_its_texts_are_embedded(settings):
+    # A batch of 256 papers is a minute or more on a loaded laptop: the counter must not stand
+    # still that long (issue 38). Each slice of 64 texts embedded moves it.
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    embedder = DeterministicFakeEmbedding(size=16)
+    index = Index(settings, embedder)
+    papers = [
+        Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"We study problem {i}. We use method {i}. It works on task {i}.")
+        for i in range(300)
+    ]
+    seen: list[tuple[int, int]] = []
+    index.ingest(papers, progress=lambda done, total: seen.append((done, total)))
+    within_first = sorted({done for done, _ in seen if 0 < done < 256})
+    assert len(within_first) >= 4, seen
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen), "never goes back"
+    assert seen[-1] == (300, 300) and all(total == 300 for _, total in seen)
+
+
 def test_the_paper_table_is_read_a_page_at_a_time(settings, monkeypatch):
     # At 100k papers one read overflows SQLite's limit on bound variables inside Chroma.
     from langchain_core.embeddings import DeterministicFakeEmbedding
