@@ -411,6 +411,8 @@ def run_eval(
         model=backend.model if answers else "",
         judge=judge.name if answers and judge else "",
         retriever=retriever,
+        rerank_depth=assistant.settings.rerank_depth,
+        rerank_weight=assistant.settings.rerank_weight if assistant.settings.rerank_depth else 0.0,
         k=k,
         depth=depth,
         created=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -147,6 +147,10 @@ class EvalReport(Record):
     model: str = ""
     judge: str = ""
     retriever: str = "hybrid"
+    # The verifier's reordering of the fused ranking (Settings.rerank_depth, rerank_weight): the
+    # papers it reorders, 0 when off, and how much the fused score counts beside it.
+    rerank_depth: int = 0
+    rerank_weight: float = 0.0
     k: int
     depth: int
     created: str

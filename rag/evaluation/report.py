@@ -121,6 +121,13 @@ def judge_note(report: EvalReport, language: str = "en") -> str:
     return below_the_bar(a["kappa"], language)
 
 
+def rerank_words(report: EvalReport) -> str:
+    """Whether the verifier reordered the fused ranking, and how, as report.md says it."""
+    if not report.rerank_depth:
+        return "no verifier rerank"
+    return f"the verifier reorders the top {report.rerank_depth}, the fused score weighing {report.rerank_weight:g}"
+
+
 def markdown(report: EvalReport) -> str:
     shortfall = incomplete(report)
     lines = [
@@ -134,7 +141,7 @@ def markdown(report: EvalReport) -> str:
         *([f"> **{report.judge_note}**", ""] if report.judge_note else []),
         f"- set: `{report.set_path}` ({len(report.question_ids)} questions)",
         f"- backend: {report.backend}" + (f" ({report.model})" if report.model else ""),
-        f"- retriever: {report.retriever}; answers see the top {report.k}; rankings scored {report.depth} deep",
+        f"- retriever: {report.retriever} ({rerank_words(report)}); answers see the top {report.k}; rankings scored {report.depth} deep",
         f"- judge: {report.judge or 'none (retrieval only)'}",
         f"- run: {report.created}",
         "",

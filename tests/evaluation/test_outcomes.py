@@ -152,6 +152,26 @@ def test_the_markdown_report_names_metrics_readably():
     assert "recall@5" not in text
 
 
+def test_the_markdown_report_says_whether_the_verifier_reordered_the_ranking():
+    # Issue 38: a rerank row is honest only if the report says how it ranked.
+    assert "- retriever: hybrid (no verifier rerank);" in markdown(report())
+    reranked = markdown(report(rerank_depth=30, rerank_weight=2.0))
+    assert "- retriever: hybrid (the verifier reorders the top 30, the fused score weighing 2);" in reranked
+
+
+def test_an_evaluation_records_the_rerank_it_ran_with(seed_index):
+    from rag.answering.chain import Assistant
+    from rag.evaluation.evaluate import run_eval
+    from rag.evaluation.records import EvalItem, EvalSet
+
+    item = EvalItem(id="q1", question="How does MoH pick heads?", relevance={"site_85ad8ae8b1": 1})
+    questions = EvalSet(name="one", path="one.jsonl", items=(item,))
+    for depth, weight in ((0, 0.0), (5, 1.5)):
+        settings = seed_index.settings.model_copy(update={"rerank_depth": depth, "rerank_weight": weight or 2.0})
+        ran = run_eval(Assistant(seed_index, settings), questions, answers=False, depth=10)
+        assert (ran.rerank_depth, ran.rerank_weight) == (depth, weight)
+
+
 def test_a_report_leads_with_a_verdict_per_group_judged_by_its_headline_metric():
     from rag.evaluation.metrics import verdicts
 
