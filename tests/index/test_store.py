@@ -417,7 +417,7 @@ def test_a_stream_is_ingested_a_batch_at_a_time_and_counted(settings):
 
 def test_progress_moves_within_a_batch_as_its_texts_are_embedded(settings):
     # A batch of 256 papers is a minute or more on a loaded laptop: the counter must not stand
-    # still that long (issue 38). Each slice of 64 texts embedded moves it.
+    # still that long (issue 38). Each slice of 32 texts embedded moves it.
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     embedder = DeterministicFakeEmbedding(size=16)
