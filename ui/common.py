@@ -3,6 +3,7 @@ place and relevance are shown, and how a page hands the chat a question."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
@@ -26,11 +27,21 @@ def app_settings() -> Settings:
     return Settings()
 
 
+# Set once the process's Assistant is made (st.cache_resource does not say whether it holds one).
+_loaded = threading.Event()
+
+
 def load_assistant() -> Assistant:
     """Settings, index, embedding model and backend: made once per process, shared by sessions and
-    pages; a spinner says so in the reader's language while they load (half a second or more)."""
-    with st.spinner(t("common.loading")):
+    pages; a spinner says so in the reader's language while they load (half a second or more).
+    Once loaded, no spinner: the pages call this a dozen times a rerun, and each spinner starts a
+    timer thread and sends a message to the browser."""
+    if _loaded.is_set():
         return _assistant()
+    with st.spinner(t("common.loading")):
+        assistant = _assistant()
+    _loaded.set()
+    return assistant
 
 
 @st.cache_resource(show_spinner=False)

@@ -170,14 +170,16 @@ class Assistant:
         kept = acceptable_rewrite(self.backend.text(chain, {"history": transcript, "question": question}), question, history)
         return kept if kept is not None else resolve_by_rule(question, history, profile)
 
-    def search_query(self, standalone: str) -> str:
+    def search_query(self, standalone: str, timings: dict[str, float]) -> str:
         """What retrieval reads for `standalone`: itself, or, for a question in Chinese (or
         Japanese, Korean) with a model, the English query the model writes, when it is a
-        plausible one (`rag.question.searchquery`)."""
+        plausible one (`rag.question.searchquery`); the model's time is `timings["translate"]`."""
         if not in_cjk(standalone) or not isinstance(self.backend, ModelBackend):
             return standalone
+        clock = time.perf_counter()
         chain = PromptTemplate.from_template(load_prompt("search_query")) | self.backend.chat_model | StrOutputParser()
         kept = acceptable_query(self.backend.text(chain, {"question": standalone}), standalone)
+        timings["translate"] = time.perf_counter() - clock
         return kept if kept is not None else standalone
 
     def prepare(
@@ -300,9 +302,7 @@ class Assistant:
             yield from self.stream_summary(paper.id, question=question)
             return
 
-        clock = time.perf_counter()
-        query = self.search_query(standalone)
-        timings["translate"] = time.perf_counter() - clock
+        query = self.search_query(standalone, timings)
         clock = time.perf_counter()
         analysis, scope, evidence, answerability = self.prepare(query, filters=filters, k=k)
         timings["retrieve"] = time.perf_counter() - clock

@@ -62,7 +62,7 @@ def test_a_question_in_chinese_is_searched_by_the_models_english_query_and_answe
     assert f"Question: {asked}" in answer_request["messages"][-1]["content"], "the model answers the question as asked"
     assert answer.analysis.cleaned == "How does MoH select which attention heads each token uses?", "retrieval read the English query"
     assert answer.sources[0].paper.title.startswith("MoH")
-    assert answer.language == "zh" and answer.grade == Grade.ANSWERS
+    assert answer.language == "zh" and answer.grade == Grade.ANSWERS and "translate" in answer.timings
     assert [(c.number, c.supported) for c in answer.citations] == [(1, True)], "a Chinese claim checked against the English abstract"
 
 
