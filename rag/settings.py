@@ -91,9 +91,10 @@ class Settings(BaseSettings):
     embedding_provider: Literal["local", "openai"] = "local"
     # onnx: onnxruntime, no torch at start-up (the model is exported once from the bundled
     # weights); torch: sentence-transformers. Same vectors either way, so one index serves both.
-    # onnx-int8: its matrix weights quantized to int8 (made once from the export), 1.5x the
-    # ingest speed at the same SciFact nDCG@10; other vectors, so an index of its own.
-    embedding_runtime: Literal["onnx", "onnx-int8", "torch"] = "onnx"
+    # onnx-int8: its matrix weights quantized to int8 (made once from the export), 1.6x the
+    # model's speed at the same answers; other vectors, so an index of its own. auto: an index
+    # is read with the runtime it was built with, and a new one is built with onnx-int8.
+    embedding_runtime: Literal["auto", "onnx", "onnx-int8", "torch"] = "auto"
     model_cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir("paperchat")) / "models")
     openai_embedding_model: str = "text-embedding-3-small"
 

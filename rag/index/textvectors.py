@@ -17,8 +17,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from rag.errors import StoreError
+from rag.index.ingestprogress import BatchProgress
+from rag.index.papertext import evidence_texts
+from rag.records import Paper
 
 # SQLite's limit on the parameters of one statement is 32,766; stay well under it.
 _CHUNK = 900
@@ -34,6 +38,9 @@ CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, vector BLOB NOT NULL);
 """
 
 _TABLES = ("papers", "sentences", "words")
+
+# More is no abstract (a hostile or broken record): its questions split it when they read it.
+_MAX_SENTENCES = 64
 
 Sentences = list[tuple[str, np.ndarray]]
 
@@ -132,3 +139,25 @@ class TextVectors:
     def _empty(self, tables: Sequence[str]) -> None:
         for table in tables:
             self._db.execute(f"DELETE FROM {table}")
+
+
+def write_texts(store: TextVectors, papers: Sequence[Paper], embeddings: Embeddings, work: BatchProgress) -> None:
+    """Split the papers' abstracts into sentences and store them with the papers' words; only
+    what is not stored yet (a sentence as it is, a word any paper has) is embedded."""
+    split: dict[str, tuple[str, list[str]]] = {}
+    words: dict[str, None] = {}
+    for paper in papers:
+        sentences, paper_words = evidence_texts(paper)
+        split[paper.id] = (paper.content_hash, sentences if len(sentences) <= _MAX_SENTENCES else [])
+        words.update(dict.fromkeys(paper_words))
+    vectors = {t: v for stored in store.sentences(list(split)).values() for t, v in stored}
+    stored_words = store.words(list(words))
+    new_words = [w for w in words if w not in stored_words]
+    todo = list(dict.fromkeys([t for _, sentences in split.values() for t in sentences if t not in vectors] + new_words))
+    work.expect(len(todo))
+    for part in work.slices(len(todo)):
+        vectors.update(zip(todo[part], np.asarray(embeddings.embed_documents(todo[part]), dtype=np.float32), strict=True))
+    store.put(
+        {pid: (digest, [(t, vectors[t]) for t in sentences]) for pid, (digest, sentences) in split.items()},
+        {w: vectors[w] for w in new_words},
+    )

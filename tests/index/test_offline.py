@@ -55,22 +55,24 @@ def test_onnx_and_torch_runtimes_give_the_same_vectors(embeddings, tmp_path):
 
     texts = ["Mixture-of-head attention routes tokens to heads.", "Regret bounds for bandits with interference."]
     torch_vectors = np.asarray(make_embeddings(Settings(embedding_runtime="torch")).embed_documents(texts))
-    onnx_vectors = np.asarray(embeddings.embed_documents(texts))
-    assert Settings().embedding_runtime == "onnx"
+    onnx_vectors = np.asarray(make_embeddings(Settings(embedding_runtime="onnx")).embed_documents(texts))
     assert onnx_vectors.shape == (2, 384)
     assert np.allclose((torch_vectors * onnx_vectors).sum(axis=1), 1.0, atol=1e-4)
 
 
 @pytest.mark.semantic
-def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(embeddings, monkeypatch):
+def test_batching_by_token_budget_changes_no_vector_and_keeps_the_order(monkeypatch):
     # Mixed lengths: the short ones share a run, the long ones run alone, padded to their own width.
+    # The float model: int8 scales its activations by the whole run's range (the next test).
     import numpy as np
 
     from rag.corpus.reading import load_corpus
+    from rag.index.embeddings import make_embeddings
+    from rag.settings import Settings
 
     abstracts = [p.abstract for p in load_corpus(PAPERS).papers[:6]]
     texts = ["Bandits.", abstracts[0], "Attention heads as experts.", *abstracts[1:], "LoRA in a flat region."]
-    model = embeddings.model.base  # MiniLM, under the cross-lingual wrapper
+    model = make_embeddings(Settings(embedding_runtime="onnx")).model.base  # MiniLM, under the cross-lingual wrapper
     runs = []
     original = model._run
     monkeypatch.setattr(model, "_run", lambda encoded: runs.append(len(encoded)) or original(encoded))
@@ -94,12 +96,18 @@ def test_the_int8_model_is_made_once_offline_and_indexes_apart(embeddings, tmp_p
 
     settings = Settings(data_dir=tmp_path, embedding_runtime="onnx-int8", backend="extractive", model_cache_dir=tmp_path / "models")
     quantized = make_embeddings(settings)
+    floats = make_embeddings(Settings(embedding_runtime="onnx"))
     texts = [p.abstract for p in load_corpus(PAPERS).papers[:5]]
-    cosines = (np.asarray(quantized.embed_documents(texts)) * np.asarray(embeddings.embed_documents(texts))).sum(axis=1)
+    cosines = (np.asarray(quantized.embed_documents(texts)) * np.asarray(floats.embed_documents(texts))).sum(axis=1)
     assert (tmp_path / "models" / "all-MiniLM-L6-v2-onnx" / "model-int8.onnx").is_file()
     assert cosines.min() > 0.98 and cosines.max() < 0.99999
+    # Activations are quantized by their run's range, so a text's vector moves a little with
+    # the texts it runs with; no more than int8 moves it from the float model.
+    alone = np.asarray([quantized.embed_query(t) for t in texts])
+    together = (alone * np.asarray(quantized.embed_documents(texts))).sum(axis=1)
+    assert together.min() > 0.98
     index = Index(settings, quantized)
     index.ingest(load_corpus(PAPERS))
     assert index.model_id.endswith("(onnx int8)")
     with pytest.raises(EmbeddingMismatchError, match="onnx int8"):
-        Index(Settings(data_dir=tmp_path), embeddings)
+        Index(Settings(data_dir=tmp_path, embedding_runtime="onnx"), floats)
