@@ -35,7 +35,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, nullcontext
-from itertools import count
+from itertools import count, islice
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,6 @@ from rag.index.locking import Waiting, WriteLock
 from rag.index.mapfile import read_map, save_map
 from rag.index.maprecords import CorpusMap
 from rag.index.offline import prepare
-from rag.index.readahead import ReadAhead
 from rag.index.textvectors import Sentences, TextVectors, write_texts
 from rag.records import Chunk, CorpusProfile, Filters, IndexStats, IngestReport, LoadResult, Paper, SkippedRecord
 from rag.settings import Settings
@@ -419,44 +418,42 @@ class Index:
         if progress:
             progress(0, total or 0)
         try:
-            with ReadAhead(papers, _BATCH) as batches:
-                for batch in batches:
-                    skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
-                    latest = {p.id: p for p in batch if isinstance(p, Paper)}
-                    # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
-                    # papers). Every field that goes into content_hash is stored, so the stored paper's
-                    # hash is its own.
-                    indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
-                    todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
-                    # The lookup goes by the catalog as it was before this ingest, so a paper that an
-                    # earlier batch wrote is told by `additions`: given again, it is an update. (One an
-                    # earlier batch found unchanged is still in the store, and found again.)
-                    earlier: Container[str] = additions if additions is not None else ()
-                    added += sum(p.id not in indexed and p.id not in earlier for p in todo)
-                    updated += sum(p.id in indexed or p.id in earlier for p in todo)
-                    unchanged += len(latest) - len(todo)
-                    # The next batch is likely written too: split it while this one is embedded.
-                    batches.ahead(split=bool(todo) and self.settings.sentence_vectors)
-                    # How far this batch has come, in papers, as its texts are embedded.
-                    work = BatchProgress(progress, before=done, size=len(latest), total=total)
-                    if todo:
-                        base = base or self.catalog.complete()
-                        additions = additions if additions is not None else Additions(base.lexical.vocabulary)
-                        # Stamped before as well as after: a catalog another process saves for the last
-                        # generation meanwhile must not be current while these papers are in the table.
-                        alone = self._stamp() and alone
-                        written += self._write(todo, additions, work)
-                        alone = self._stamp() and alone
-                    if self.settings.sentence_vectors:
-                        # Unchanged papers whose sentences are not stored (indexed before, or by another
-                        # client of the server): only their sentences and words are embedded.
-                        same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
-                        stored = self.texts.hashes([p.id for p in same])
-                        if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
-                            write_texts(self.texts, bare, self.embeddings, work)
-                    done += len(latest)
-                    if progress:
-                        progress(done, max(total or 0, done))
+            stream = iter(papers)
+            while batch := list(islice(stream, _BATCH)):
+                skipped.extend(r for r in batch if isinstance(r, SkippedRecord))
+                latest = {p.id: p for p in batch if isinstance(p, Paper)}
+                # Looked up a batch at a time by id, not by reading the paper table (minutes at 100k
+                # papers). Every field that goes into content_hash is stored, so the stored paper's
+                # hash is its own.
+                indexed = {pid: p.content_hash for pid, p in self.fetch(list(latest)).items()}
+                todo = [p for p in latest.values() if indexed.get(p.id) != p.content_hash]
+                # The lookup goes by the catalog as it was before this ingest, so a paper that an
+                # earlier batch wrote is told by `additions`: given again, it is an update. (One an
+                # earlier batch found unchanged is still in the store, and found again.)
+                earlier: Container[str] = additions if additions is not None else ()
+                added += sum(p.id not in indexed and p.id not in earlier for p in todo)
+                updated += sum(p.id in indexed or p.id in earlier for p in todo)
+                unchanged += len(latest) - len(todo)
+                # How far this batch has come, in papers, as its texts are embedded.
+                work = BatchProgress(progress, before=done, size=len(latest), total=total)
+                if todo:
+                    base = base or self.catalog.complete()
+                    additions = additions if additions is not None else Additions(base.lexical.vocabulary)
+                    # Stamped before as well as after: a catalog another process saves for the last
+                    # generation meanwhile must not be current while these papers are in the table.
+                    alone = self._stamp() and alone
+                    written += self._write(todo, additions, work)
+                    alone = self._stamp() and alone
+                if self.settings.sentence_vectors:
+                    # Unchanged papers whose sentences are not stored (indexed before, or by another
+                    # client of the server): only their sentences and words are embedded.
+                    same = [p for p in latest.values() if indexed.get(p.id) == p.content_hash]
+                    stored = self.texts.hashes([p.id for p in same])
+                    if bare := [p for p in same if stored.get(p.id) != p.content_hash]:
+                        write_texts(self.texts, bare, self.embeddings, work)
+                done += len(latest)
+                if progress:
+                    progress(done, max(total or 0, done))
         except KeyboardInterrupt as stop:
             # The count said so far runs ahead of what is written (`BatchProgress`).
             raise IngestStopped(done) from stop
