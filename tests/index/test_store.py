@@ -287,7 +287,9 @@ def test_a_question_embeds_only_itself_and_answers_as_before(seed_index, embeddi
     assert set(seed_index.stored_vectors(words)) == set(words), "every paper word is stored once"
     first = stored[papers[0].id]
     computed = np.asarray(embeddings.embed_documents([t for t, _ in first]), dtype=np.float32)
-    assert np.allclose(np.stack([v for _, v in first]), computed, atol=1e-4)
+    # The same vectors, up to int8's run-wide activation scale: ingest embedded them beside other
+    # papers' sentences (`tests/index/test_offline.py`).
+    assert (np.stack([v for _, v in first]) * computed).sum(axis=1).min() > 0.98
 
     settings = seed_index.settings
     warm = Assistant(seed_index, settings)
@@ -295,7 +297,12 @@ def test_a_question_embeds_only_itself_and_answers_as_before(seed_index, embeddi
     cold = Assistant(seed_index, settings)
     cold.vectors.store = None
     for question in QUESTIONS:
-        assert warm.ask(question).text == cold.ask(question).text
+        stored, fresh = warm.ask(question), cold.ask(question)
+        # The same answer: its grade, and the papers it cites, each for a sentence it quotes. (An
+        # int8 vector moves a little with its batch, so a quote at the bar may come or go.)
+        assert stored.grade == fresh.grade and stored.citations, question
+        assert {c.paper_id for c in stored.citations} == {c.paper_id for c in fresh.citations}, question
+        assert {c.support for c in stored.citations} & {c.support for c in fresh.citations}, question
     assert recorder.seen, "the question side is still embedded"
     sentences = {t for p in papers for t in evidence_texts(p)[0]}
     assert not set(recorder.seen) & (sentences | set(words)), "no abstract sentence or paper word is embedded at question time"
