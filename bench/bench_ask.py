@@ -8,6 +8,10 @@ reference.
 Every question starts with an empty sentence memo, as the first question of a session does, and
 is answered by the extractive backend in this process; retrieval alone is the same questions'
 `search`. All rows come from one run, so their ratios hold on a shared machine.
+
+The last rows are a new process's first question, every ninth question asked in a process of its
+own: the index opened, the models loaded and the question answered, and the whole command with
+Python and its imports, as a user who runs `paperchat ask` right after ingest waits for it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -64,7 +70,11 @@ def prepared(doc: str | None) -> tuple[Index, Assistant, list[str], list[float]]
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, help="an index (default: the scale sets' own)")
     parser.add_argument("--sets", type=Path, nargs="+", default=[ROOT / "eval" / "sets" / f"{s}.jsonl" for s in SETS])
+    parser.add_argument("--cold", metavar="QUESTION", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold:
+        cold(args.data_dir, args.cold)
+        raise SystemExit
     if args.data_dir:
         index = Index.open(Settings(data_dir=args.data_dir, backend="extractive"))
     else:
@@ -79,6 +89,28 @@ def prepared(doc: str | None) -> tuple[Index, Assistant, list[str], list[float]]
         search(index, question, index.settings)
         retrieval.append((time.perf_counter() - clock) * 1000)
     return index, assistant, asked, retrieval
+
+
+def cold_asks(data_dir: Path, asked: list[str]) -> tuple[list[float], list[float]]:
+    """Every ninth question in a new process: its first `ask` with the index opening and the
+    models loading (ms, as that process times it), and the whole process (ms, imports included)."""
+    first, whole = [], []
+    for question in asked[::9]:
+        clock = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, __file__, "--cold", question, "--data-dir", str(data_dir)],
+            check=True, capture_output=True, text=True,
+        )
+        whole.append((time.perf_counter() - clock) * 1000)
+        first.append(float(done.stdout.split()[-1]))
+    return first, whole
+
+
+def cold(data_dir: Path, question: str) -> None:
+    clock = time.perf_counter()
+    index = Index.open(Settings(data_dir=data_dir, backend="extractive"))
+    Assistant(index, index.settings).ask(question)
+    print((time.perf_counter() - clock) * 1000)
 
 
 def row(what: str, totals: list[float], reference: float, **more) -> dict:
@@ -97,6 +129,10 @@ def main() -> None:
         assistant.vectors.store = index if stored else None
         what = "ask, sentence vectors " + ("stored at ingest" if stored else "embedded per question")
         rows.append(row(what, first_asks(assistant, asked), reference, **counts))
+    first, whole = cold_asks(index.settings.data_dir, asked)
+    counts["questions"] = len(first)
+    rows.append(row("a new process's first ask (index opened, models loaded)", first, reference, **counts))
+    rows.append(row("the same, the whole process (imports included)", whole, reference, **counts))
     print(table(rows))
 
 
